@@ -1,0 +1,143 @@
+"""Run every probe, each isolated in its own thread and bounded in time, and assemble a Fingerprint.
+
+A probe that raises or overruns becomes ``{"unavailable": reason}``; nothing it does can reach the
+caller's training loop. Probes run concurrently because the slow ones (git, NVML) mostly wait on
+the OS, which keeps a whole capture well under what a single ``pip list`` costs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..fingerprint import SCHEMA_VERSION, Fingerprint, unavailable
+from ..hashing import compute_hashes
+from ..version import __version__
+from . import (
+    cuda,
+    determinism,
+    distributed,
+    git,
+    gpu,
+    numerics,
+    packages,
+    platform_info,
+    python_info,
+    seeds,
+    torch_info,
+)
+from .context import ProbeContext, RunInfo
+from .nvml import load_nvml
+
+Probe = Callable[[ProbeContext], dict[str, Any]]
+
+PROBES: dict[str, Probe] = {
+    "gpu": gpu.probe,
+    "cuda": cuda.probe,
+    "torch": torch_info.probe,
+    "numerics": numerics.probe,
+    "determinism": determinism.probe,
+    "seeds": seeds.probe,
+    "data": seeds.probe_data,
+    "python": python_info.probe,
+    "platform": platform_info.probe,
+    "packages": packages.probe,
+    "git": git.probe,
+    "distributed": distributed.probe,
+}
+
+DEFAULT_TIMEOUT_S = float(os.environ.get("MLFLOW_FINGERPRINT_PROBE_TIMEOUT", "10"))
+
+
+def _load_torch() -> tuple[Any, str | None]:
+    """torch if it is importable; the caller's own import is reused, never repeated."""
+    module = sys.modules.get("torch")
+    if module is not None:
+        return module, None
+    try:
+        import torch
+    except Exception as exc:  # ImportError, or a broken install raising anything at import
+        return None, f"torch is not importable ({type(exc).__name__}: {_first_line(exc)})"
+    return torch, None
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+
+
+def _run_probe(name: str, probe: Probe, ctx: ProbeContext, out: dict[str, Any]) -> None:
+    try:
+        result = probe(ctx)
+        out[name] = result if isinstance(result, dict) else unavailable("probe returned no record")
+    except BaseException as exc:  # a probe must never take the caller down
+        out[name] = unavailable(f"probe failed: {type(exc).__name__}: {_first_line(exc)}")
+
+
+def run_probes(
+    ctx: ProbeContext, probes: dict[str, Probe], timeout_s: float
+) -> dict[str, dict[str, Any]]:
+    """Run ``probes`` concurrently in daemon threads; a probe still running at the deadline is
+    recorded as timed out and left to finish (or hang) without holding the caller."""
+    results: dict[str, Any] = {}
+    threads = []
+    for name, probe in probes.items():
+        t = threading.Thread(
+            target=_run_probe, args=(name, probe, ctx, results), name=f"mfp-probe-{name}",
+            daemon=True,
+        )
+        t.start()
+        threads.append((name, t))
+    deadline = time.monotonic() + timeout_s
+    for _name, t in threads:
+        t.join(max(0.0, deadline - time.monotonic()))
+    return {
+        name: dict(results[name]) if name in results
+        else unavailable(f"probe timed out after {timeout_s:g}s")
+        for name in probes
+    }
+
+
+def make_context(run: RunInfo | None = None, nvml: Any = None, cwd: Path | None = None) -> ProbeContext:
+    torch, torch_error = _load_torch()
+    nvml_module, nvml_error, nvml_source = load_nvml(nvml)
+    return ProbeContext(
+        torch=torch, torch_error=torch_error, nvml=nvml_module, nvml_error=nvml_error,
+        nvml_source=nvml_source, cwd=cwd or Path.cwd(), run=run or RunInfo(),
+    )
+
+
+def capture(
+    *,
+    run: RunInfo | None = None,
+    nvml: Any = None,
+    cwd: str | Path | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> Fingerprint:
+    """Fingerprint this process now. Never raises for anything a probe meets; never initialises
+    CUDA, mutates global state or records a secret.
+
+    ``nvml`` takes a pynvml-like object (e.g. a replay of recorded readings); ``cwd`` is where the
+    git probe looks for the repository (default: the current directory).
+    """
+    ctx = make_context(run, nvml, Path(cwd) if cwd is not None else None)
+    sections = run_probes(ctx, PROBES, timeout_s)
+    captured_at = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    record: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "tool_version": __version__,
+        "captured_at": captured_at,
+        **sections,
+    }
+    return Fingerprint(
+        schema_version=SCHEMA_VERSION,
+        tool_version=__version__,
+        captured_at=captured_at,
+        sections=sections,
+        hashes=compute_hashes(record),
+    )

@@ -1,0 +1,87 @@
+"""The three CUDA versions people confuse, kept apart: what torch was built with (``cuda.torch_built_with``),
+what the driver supports (``gpu.cuda_driver_version``, from NVML) and the system toolkit (nvcc)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from ..fingerprint import unavailable
+from .context import ProbeContext
+from .reading import read, safe, torch_missing
+
+NVCC_TIMEOUT_S = 3.0
+
+
+def format_cudnn(version: Any) -> Any:
+    """cuDNN reports 90100 (9.1.0) or 8902 (8.9.2): decode both numbering schemes."""
+    if not isinstance(version, int) or isinstance(version, bool):
+        return version
+    if version >= 90000:
+        major, rest = divmod(version, 10000)
+        minor, patch = divmod(rest, 100)
+    else:
+        major, rest = divmod(version, 1000)
+        minor, patch = divmod(rest, 100)
+    return f"{major}.{minor}.{patch}"
+
+
+def _nccl_version(torch: Any) -> Any:
+    if torch.version.cuda is None:
+        return None
+    version = read(torch, "cuda.nccl.version", call=True)
+    if isinstance(version, tuple):
+        return ".".join(str(v) for v in version)
+    if isinstance(version, int):  # older torch: 21803 -> 2.18.3
+        major, rest = divmod(version, 10000) if version >= 10000 else divmod(version, 1000)
+        minor, patch = divmod(rest, 100)
+        return f"{major}.{minor}.{patch}"
+    return version
+
+
+def toolkit_version() -> Any:
+    """The system CUDA toolkit: a version file under CUDA_HOME when there is one (no process),
+    else ``nvcc --version`` on PATH, bounded in time."""
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if not home:
+            continue
+        version_json = Path(home) / "version.json"
+        if version_json.is_file():
+            data = json.loads(version_json.read_text())
+            version = data.get("cuda", {}).get("version")
+            if version:
+                return {"version": ".".join(version.split(".")[:2]), "source": str(version_json)}
+    nvcc = shutil.which("nvcc")
+    if not nvcc:
+        return None
+    try:
+        out = subprocess.run(
+            [nvcc, "--version"], capture_output=True, text=True, timeout=NVCC_TIMEOUT_S, check=False
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return unavailable(f"nvcc --version failed: {type(exc).__name__}")
+    match = re.search(r"release (\d+\.\d+)", out)
+    return {"version": match.group(1), "source": "nvcc"} if match else unavailable(
+        "nvcc --version printed no release")
+
+
+def probe(ctx: ProbeContext) -> dict[str, Any]:
+    toolkit = safe(toolkit_version)
+    missing = torch_missing(ctx)
+    if missing:
+        return {"torch_built_with": missing, "cudnn_version": missing, "nccl_version": missing,
+                "toolkit": toolkit}
+    torch = ctx.torch
+    built = read(torch, "version.cuda")
+    cudnn = read(torch, "backends.cudnn.version", call=True) if built else None
+    return {
+        "torch_built_with": built,
+        "cudnn_version": format_cudnn(cudnn),
+        "nccl_version": safe(lambda: _nccl_version(torch)),
+        "toolkit": toolkit,
+    }

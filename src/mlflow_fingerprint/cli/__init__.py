@@ -1,0 +1,1 @@
+"""The ``fingerprint`` command line."""

@@ -1,0 +1,126 @@
+"""``fingerprint``: argument parsing and dispatch only.
+
+Handlers are imported by name when their command runs, so ``fingerprint --help`` (and any command
+that does not need them) never pays for importing torch or mlflow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+from ..version import __version__
+
+EXIT_BAD_INPUT = 2
+
+# command -> "module:function" under mlflow_fingerprint.cli
+HANDLERS = {
+    "capture": "cmd_capture:run",
+    "show": "cmd_show:run",
+    "diff": "cmd_diff:run",
+    "audit": "cmd_audit:run",
+    "find": "cmd_find:run",
+    "sync": "cmd_sync:run",
+}
+
+
+def _tracking(p: argparse.ArgumentParser, experiment: bool = True) -> None:
+    p.add_argument("--tracking-uri", metavar="URI",
+                   help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else MLflow's default)")
+    if experiment:
+        p.add_argument("-e", "--experiment", metavar="NAME",
+                       help="experiment in which to look up run names")
+
+
+def _output(p: argparse.ArgumentParser, formats: Sequence[str]) -> None:
+    p.add_argument("--format", choices=formats, default=formats[0], help="output format")
+    p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fingerprint",
+        description="Record the environment fingerprint of PyTorch runs in MLflow and explain why "
+                    "two runs differ.",
+    )
+    parser.add_argument("--version", action="version", version=f"mlflow-fingerprint {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("capture", help="fingerprint this environment now")
+    _output(p, ("text", "json"))
+
+    p = sub.add_parser("show", help="print a run's fingerprint")
+    p.add_argument("run", metavar="RUN", help="run id, runs:/<id>, run name (with -e) or JSON file")
+    _tracking(p)
+    _output(p, ("text", "json"))
+
+    p = sub.add_parser("diff", help="explain why two runs differ (exit 0 same, 1 differ, 2 error)")
+    p.add_argument("a", metavar="A", help="run id, runs:/<id>, run name (with -e) or JSON file")
+    p.add_argument("b", metavar="B", help="the run to compare A with")
+    _tracking(p)
+    _output(p, ("text", "json", "markdown", "html"))
+    p.add_argument("--all", action="store_true", help="also list differences with no effect")
+    p.add_argument("--atol", type=float, default=0.0, help="absolute tolerance per step (default 0)")
+    p.add_argument("--rtol", type=float, default=0.0, help="relative tolerance per step (default 0)")
+    p.add_argument("--metric", action="append", metavar="NAME",
+                   help="compare only this metric (repeatable)")
+    p.add_argument("--log-to", metavar="RUN", help="store the report as an artifact of RUN")
+
+    p = sub.add_parser("audit", help="what in this environment threatens reproducibility")
+    _output(p, ("text", "json"))
+
+    p = sub.add_parser("find", help="runs with the same fingerprint, by server-side tag search")
+    p.add_argument("run", metavar="RUN", help="the run whose twins to find")
+    p.add_argument("--same", choices=("all", "env", "numerics", "recipe"), default="all",
+                   help="which hash must match (default: all, the whole fingerprint)")
+    p.add_argument("--max-results", type=int, default=100, metavar="N")
+    _tracking(p)
+    _output(p, ("text", "json"))
+
+    p = sub.add_parser("sync", help="upload runs spooled while the tracking server was unreachable")
+    _tracking(p, experiment=False)
+    p.add_argument("--spool-dir", metavar="DIR", help="spool directory (default: the standard one)")
+    p.add_argument("--dry-run", action="store_true", help="list what would be uploaded")
+    return parser
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    if getattr(args, "tracking_uri", None):
+        os.environ["MLFLOW_TRACKING_URI"] = args.tracking_uri
+    module_name, func_name = HANDLERS[args.command].split(":")
+    try:
+        module = importlib.import_module(f"{__package__}.{module_name}")
+        return int(getattr(module, func_name)(args) or 0)
+    except KeyboardInterrupt:
+        print("fingerprint: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # every failure is one line, never a traceback
+        from ..fingerprint import FingerprintError
+        from .errors import UsageError
+
+        if isinstance(exc, UsageError | FingerprintError):
+            message = _first_line(exc)
+        else:
+            message = f"{type(exc).__name__}: {_first_line(exc)}"
+        print(f"fingerprint {args.command}: error: {message}", file=sys.stderr)
+        if os.environ.get("MLFLOW_FINGERPRINT_DEBUG"):
+            raise
+        return EXIT_BAD_INPUT
+
+
+def entry() -> None:
+    sys.exit(main())

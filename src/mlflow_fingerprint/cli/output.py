@@ -1,0 +1,20 @@
+"""Writing a command's result to stdout or ``--output FILE`` with one error path."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .errors import UsageError
+
+
+def emit(text: str, output: str | None) -> None:
+    if not text.endswith("\n"):
+        text += "\n"
+    if output is None or output == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None

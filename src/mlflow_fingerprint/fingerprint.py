@@ -1,0 +1,160 @@
+"""The Fingerprint record: a frozen, versioned, JSON-serialisable snapshot of one process.
+
+Sections are deep-frozen (mappings become read-only proxies, lists become tuples) so a
+Fingerprint handed to user code cannot be edited behind the hashes' back; ``to_dict`` gives a
+plain, mutable copy for serialisation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+# Order matters: it is the order of the JSON record and of the text summary.
+SECTIONS: tuple[str, ...] = (
+    "gpu",
+    "cuda",
+    "torch",
+    "numerics",
+    "determinism",
+    "seeds",
+    "data",
+    "python",
+    "platform",
+    "packages",
+    "git",
+    "distributed",
+)
+
+
+class FingerprintError(ValueError):
+    """A fingerprint record that cannot be read; the message is one line meant for a user."""
+
+
+def freeze(value: Any) -> Any:
+    """Recursively turn dicts into read-only mappings and lists into tuples."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({str(k): freeze(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """Inverse of :func:`freeze`: plain dicts and lists, ready for ``json.dumps``."""
+    if isinstance(value, Mapping):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [thaw(v) for v in value]
+    return value
+
+
+def unavailable(reason: str) -> dict[str, str]:
+    """The one shape a probe uses for anything it could not read."""
+    return {"unavailable": reason}
+
+
+def is_unavailable(value: Any) -> bool:
+    return isinstance(value, Mapping) and set(value) == {"unavailable"}
+
+
+def get_path(record: Mapping[str, Any], dotted: str, default: Any = None) -> Any:
+    """Read ``a.b.0.c`` from nested mappings and sequences; ``default`` where any step is missing."""
+    node: Any = record
+    for part in dotted.split("."):
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list | tuple) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return default
+    return node
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """One process's environment, numerics and recipe, as probes saw it at ``captured_at``."""
+
+    schema_version: int
+    tool_version: str
+    captured_at: str
+    sections: Mapping[str, Any]
+    hashes: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sections", freeze(self.sections))
+        object.__setattr__(self, "hashes", freeze(self.hashes))
+
+    def __getitem__(self, section: str) -> Any:
+        return self.sections[section]
+
+    def get(self, dotted: str, default: Any = None) -> Any:
+        """A field by dotted path, e.g. ``fp.get("gpu.devices.0.architecture")``."""
+        return get_path(self.to_dict(), dotted, default)
+
+    def to_dict(self) -> dict[str, Any]:
+        record: dict[str, Any] = {
+            "schema_version": self.schema_version,
+            "tool_version": self.tool_version,
+            "captured_at": self.captured_at,
+        }
+        for name in SECTIONS:
+            record[name] = thaw(self.sections.get(name, unavailable("not captured")))
+        for name, value in self.sections.items():
+            if name not in record:
+                record[name] = thaw(value)
+        record["hashes"] = thaw(self.hashes)
+        return record
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, sort_keys=False, default=str)
+
+    @classmethod
+    def from_dict(cls, record: Any) -> Fingerprint:
+        """Build from a parsed record, migrating older schemas; FingerprintError if it is not one."""
+        from .schema import migrate
+
+        record = migrate(record)
+        sections = {
+            k: v
+            for k, v in record.items()
+            if k not in ("schema_version", "tool_version", "captured_at", "hashes")
+        }
+        return cls(
+            schema_version=record["schema_version"],
+            tool_version=str(record.get("tool_version", "unknown")),
+            captured_at=str(record.get("captured_at", "")),
+            sections=sections,
+            hashes=record.get("hashes") or {},
+        )
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Fingerprint:
+        try:
+            record = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise FingerprintError(f"not valid JSON ({_first_line(exc)})") from None
+        return cls.from_dict(record)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Fingerprint:
+        """Read a fingerprint JSON file; every failure is a one-line FingerprintError."""
+        p = Path(path)
+        try:
+            data = p.read_bytes()
+        except OSError as exc:
+            raise FingerprintError(f"cannot read {p}: {exc.strerror or exc}") from None
+        try:
+            return cls.from_json(data)
+        except FingerprintError as exc:
+            raise FingerprintError(f"{p} is not a fingerprint: {exc}") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0]

@@ -1,0 +1,44 @@
+"""Reading fingerprint records of any schema version this release knows.
+
+A record from an older release is migrated forward; one from a newer release is refused with a
+message that says so, because guessing at fields we do not know would make the comparator lie.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .fingerprint import SCHEMA_VERSION, SECTIONS, FingerprintError, unavailable
+
+# version -> function that turns a record of that version into one of version + 1.
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+
+def migrate(record: Any) -> dict[str, Any]:
+    """Validate the outer shape of a record and bring it to SCHEMA_VERSION."""
+    if not isinstance(record, Mapping):
+        raise FingerprintError(f"expected a JSON object, got {type(record).__name__}")
+    version = record.get("schema_version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise FingerprintError("no integer schema_version field")
+    if version > SCHEMA_VERSION:
+        raise FingerprintError(
+            f"schema_version {version} is newer than this release reads ({SCHEMA_VERSION}); "
+            "upgrade mlflow-fingerprint"
+        )
+    if version < 1:
+        raise FingerprintError(f"schema_version {version} is not a valid version")
+    out = dict(record)
+    while out["schema_version"] < SCHEMA_VERSION:
+        out = MIGRATIONS[out["schema_version"]](out)
+    for name in SECTIONS:
+        section = out.get(name)
+        if section is None:
+            out[name] = unavailable("not present in this record")
+        elif not isinstance(section, Mapping):
+            raise FingerprintError(f"section {name!r} is not an object")
+    hashes = out.get("hashes", {})
+    if not isinstance(hashes, Mapping) or not all(isinstance(v, str) for v in hashes.values()):
+        raise FingerprintError("field 'hashes' is not an object of strings")
+    return out
