@@ -26,7 +26,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
 }
 
 # Fields hashed in another group: thread counts change reduction order, so they are numerics.
-EXCLUDED: dict[str, tuple[tuple[str, ...], ...]] = {"env": (("torch", "threads"),)}
+EXCLUDED: dict[str, tuple[str, ...]] = {"env": ("torch.threads",)}
 
 # Fields that never enter a hash. Prefix match on dotted paths, ``*`` matches one list index.
 VOLATILE: tuple[str, ...] = (
@@ -34,6 +34,10 @@ VOLATILE: tuple[str, ...] = (
     "gpu.devices.*.index",
     "gpu.devices.*.memory_used_mib",
     "gpu.source",
+    "gpu.torch_devices",  # readable only once CUDA is initialised, so it appears mid-run
+    "gpu.devices.*.mig_devices.*.uuid_digest",
+    "gpu.devices.*.mig_devices.*.index",
+    "numerics.raw",  # every spelling as read; the resolved values are what we hash
     "python.executable",
     "python.prefix",
     "platform.hostname",
@@ -49,7 +53,6 @@ VOLATILE: tuple[str, ...] = (
     "git.untracked_count",
     "git.untracked_files",
     "git.diff_lines",
-    "git.commit_time",
     "distributed.rank",
     "distributed.local_rank",
     "distributed.ranks",
@@ -66,30 +69,76 @@ def digest(value: Any, length: int = HASH_LENGTH) -> str:
     return hashlib.sha256(canonical_json(value).encode()).hexdigest()[:length]
 
 
-def _is_excluded(path: tuple[str, ...], patterns: tuple[tuple[str, ...], ...]) -> bool:
-    return any(
-        len(path) == len(p) and all(a == "*" or a == b for a, b in zip(p, path, strict=True))
-        for p in patterns
-    )
+Trie = dict[str, "Trie | None"]  # None marks a field to drop
 
 
-_VOLATILE_PATTERNS = tuple(tuple(p.split(".")) for p in VOLATILE)
+def _trie(patterns: tuple[str, ...]) -> Trie:
+    root: Trie = {}
+    for pattern in patterns:
+        node = root
+        *parents, last = pattern.split(".")
+        for part in parents:
+            child = node.setdefault(part, {})
+            if child is None:  # a shorter pattern already drops this whole subtree
+                break
+            node = child
+        else:
+            node[last] = None
+    return root
 
 
-def strip_volatile(
-    value: Any, path: tuple[str, ...] = (), extra: tuple[tuple[str, ...], ...] = ()
-) -> Any:
-    """A copy of ``value`` (found at ``path`` in the record) without VOLATILE or ``extra`` fields."""
-    patterns = _VOLATILE_PATTERNS + extra
+_VOLATILE_TRIE = _trie(VOLATILE)
+
+
+def _subtrie(node: Trie, path: tuple[str, ...]) -> Trie | None:
+    """The part of ``node`` below ``path``; ``{}`` (keep everything) where no pattern reaches."""
+    for part in path:
+        if part in node:
+            node = node[part]  # type: ignore[assignment]
+        elif "*" in node:
+            node = node["*"]  # type: ignore[assignment]
+        else:
+            return {}
+        if node is None:
+            return None
+    return node
+
+
+def _merge(a: Trie, b: Trie) -> Trie:
+    out: Trie = dict(a)
+    for key, value in b.items():
+        if key in out and out[key] is not None and value is not None:
+            out[key] = _merge(out[key], value)  # type: ignore[arg-type]
+        else:
+            out[key] = None if (value is None or out.get(key, {}) is None) else value
+    return out
+
+
+def _strip(value: Any, node: Trie) -> Any:
+    if not node:
+        return value
     if isinstance(value, Mapping):
-        return {
-            k: strip_volatile(v, (*path, str(k)), extra)
-            for k, v in value.items()
-            if not _is_excluded((*path, str(k)), patterns)
-        }
+        out = {}
+        for key, item in value.items():
+            child = node.get(str(key), node.get("*", {}))
+            if child is not None:
+                out[key] = _strip(item, child)
+        return out
     if isinstance(value, list | tuple):
-        return [strip_volatile(v, (*path, str(i)), extra) for i, v in enumerate(value)]
+        return [_strip(item, node.get(str(i), node.get("*", {})) or {}) for i, item in
+                enumerate(value)]
     return value
+
+
+def strip_volatile(value: Any, path: tuple[str, ...] = (), extra: tuple[str, ...] = ()) -> Any:
+    """A copy of ``value`` (found at ``path`` in the record) without VOLATILE or ``extra`` fields.
+
+    Patterns live in a trie, so the large subtrees no pattern reaches (the package list) are
+    shared as they are rather than compared against every pattern at every key.
+    """
+    trie = _merge(_VOLATILE_TRIE, _trie(extra)) if extra else _VOLATILE_TRIE
+    node = _subtrie(trie, path)
+    return None if node is None else _strip(value, node)
 
 
 def group_payload(record: Mapping[str, Any], group: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .capture.gpu import gpu_summary
 from .fingerprint import Fingerprint, get_path, is_unavailable
 
 Record = Mapping[str, Any]
@@ -27,17 +28,7 @@ def value_text(value: Any) -> str:
 
 def gpu_text(record: Record) -> str:
     """``NVIDIA H100 80GB HBM3 x1 (Hopper, sm_90)``, models joined with ``+``, or ``none``."""
-    section = record.get("gpu")
-    devices = get_path(record, "gpu.devices") if isinstance(section, Mapping) else None
-    if not devices or is_unavailable(devices):
-        return "none"
-    groups: dict[tuple[str, str, str], int] = {}
-    for dev in devices:
-        cc = dev.get("compute_capability")
-        sm = f"sm_{cc.replace('.', '')}" if isinstance(cc, str) else "sm_?"
-        key = (value_text(dev.get("name")), value_text(dev.get("architecture")), sm)
-        groups[key] = groups.get(key, 0) + 1
-    return " + ".join(f"{name} x{n} ({arch}, {sm})" for (name, arch, sm), n in groups.items())
+    return gpu_summary(record.get("gpu"))
 
 
 def tf32_text(record: Record) -> str:
@@ -151,8 +142,8 @@ def summary_text(fp: Fingerprint | Record) -> str:
         ("data", f"batch_size {loaders_value(record, 'batch_size')} · "
                  f"num_workers {loaders_value(record, 'num_workers')}"),
         ("git", git_text(record)),
-        ("python", _section_line(record, "python", [("", "implementation"), ("", "version")])
-         .replace(" · ", " ").strip()),
+        ("python", f"{value_text(get_path(record, 'python.implementation'))} "
+                   f"{value_text(get_path(record, 'python.version'))}"),
         ("platform", f"{value_text(platform.get('os'))} · kernel "
                      f"{value_text(platform.get('kernel'))} · {value_text(platform.get('libc'))}"
                      f" · {value_text(cpu.get('model'))} ({value_text(cpu.get('logical_cores'))}"

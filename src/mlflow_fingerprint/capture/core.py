@@ -37,7 +37,9 @@ from .nvml import load_nvml
 
 Probe = Callable[[ProbeContext], dict[str, Any]]
 
+# git first: its processes are the longest path, so its thread should start before the rest.
 PROBES: dict[str, Probe] = {
+    "git": git.probe,
     "gpu": gpu.probe,
     "cuda": cuda.probe,
     "torch": torch_info.probe,
@@ -48,7 +50,6 @@ PROBES: dict[str, Probe] = {
     "python": python_info.probe,
     "platform": platform_info.probe,
     "packages": packages.probe,
-    "git": git.probe,
     "distributed": distributed.probe,
 }
 

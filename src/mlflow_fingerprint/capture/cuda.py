@@ -3,6 +3,7 @@ what the driver supports (``gpu.cuda_driver_version``, from NVML) and the system
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -45,9 +46,16 @@ def _nccl_version(torch: Any) -> Any:
 
 
 def toolkit_version() -> Any:
-    """The system CUDA toolkit: a version file under CUDA_HOME when there is one (no process),
-    else ``nvcc --version`` on PATH, bounded in time."""
-    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+    """The system CUDA toolkit, looked up once per (CUDA_HOME, CUDA_PATH, PATH)."""
+    key = (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), os.environ.get("PATH"))
+    return _toolkit_version(*key)
+
+
+@functools.lru_cache(maxsize=4)
+def _toolkit_version(cuda_home: str | None, cuda_path: str | None, path: str | None) -> Any:
+    """A version file under CUDA_HOME when there is one (no process), else ``nvcc --version``
+    on PATH, bounded in time. Cached: a toolkit does not change under a running process."""
+    for home in (cuda_home, cuda_path, "/usr/local/cuda"):
         if not home:
             continue
         version_json = Path(home) / "version.json"
@@ -56,7 +64,7 @@ def toolkit_version() -> Any:
             version = data.get("cuda", {}).get("version")
             if version:
                 return {"version": ".".join(version.split(".")[:2]), "source": str(version_json)}
-    nvcc = shutil.which("nvcc")
+    nvcc = shutil.which("nvcc", path=path)
     if not nvcc:
         return None
     try:

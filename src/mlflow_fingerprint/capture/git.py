@@ -1,12 +1,13 @@
 """The code: commit, branch, dirty state and a digest of the uncommitted diff, via GitPython.
 
-Two git processes at most (``status`` and ``diff HEAD``); the remote URL loses any credentials
+One git process for a clean tree (``status``), two for a dirty one (``diff HEAD``); the remote URL loses any credentials
 before it is recorded. The diff text itself is an artifact, not a field: see ``uncommitted_diff``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -35,28 +36,49 @@ def open_repo(start: Path) -> Any:
 
 
 def _remote_url(repo: Any) -> str | None:
+    """origin's (else the first remote's) URL from the config files, credentials removed.
+    ``Remote.urls`` would start ``git remote get-url``; the config holds the same value."""
     remotes = {r.name: r for r in repo.remotes}
     remote = remotes.get("origin") or next(iter(remotes.values()), None)
     if remote is None:
         return None
     try:
-        urls = list(remote.urls)
+        url = remote.config_reader.get("url")
     except Exception:
         return None
-    return strip_url_credentials(urls[0]) if urls else None
+    return strip_url_credentials(str(url))
 
 
 def uncommitted_diff(repo: Any) -> str:
-    """``git diff HEAD`` of tracked files (staged and unstaged) — what makes a tree dirty."""
-    return repo.git.diff("HEAD", "--no-color", "--no-ext-diff", kill_after_timeout=GIT_TIMEOUT_S)
+    """``git diff HEAD`` of tracked files (staged and unstaged): what makes a tree dirty."""
+    return _run_git(repo, DIFF_ARGS)
 
 
-def _status_counts(repo: Any) -> tuple[int, int]:
-    """(changed tracked entries, untracked files) from one ``git status --porcelain``."""
-    out = repo.git.status("--porcelain=v1", "-z", "--untracked-files=normal",
-                          kill_after_timeout=GIT_TIMEOUT_S)
+DIFF_ARGS = ("diff", "HEAD", "--no-color", "--no-ext-diff")
+# --no-optional-locks: a background reader must not take index.lock from the user's own git.
+STATUS_ARGS = ("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=normal")
+
+
+def _run_git(repo: Any, args: tuple[str, ...]) -> str:
+    """Run git in the repository, killing it at GIT_TIMEOUT_S rather than leaving it behind
+    (GitPython's own ``kill_after_timeout`` starts a watchdog thread per call)."""
+    handle = repo.git.execute(["git", *args], as_process=True)  # kills git when collected
+    proc = handle.proc
+    try:
+        out, err = proc.communicate(timeout=GIT_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise TimeoutError(f"git took longer than {GIT_TIMEOUT_S:g}s") from None
+    if proc.returncode:
+        raise RuntimeError(err.decode(errors="replace").strip() or f"exit {proc.returncode}")
+    return out.decode(errors="replace")
+
+
+def status_counts(porcelain: str) -> tuple[int, int]:
+    """(changed tracked entries, untracked files) from ``git status --porcelain -z``."""
     changed = untracked = 0
-    for entry in out.split("\0"):
+    for entry in porcelain.split("\0"):
         if entry.startswith("??"):
             untracked += 1
         elif len(entry) > 3 and entry[2] == " ":
@@ -64,8 +86,32 @@ def _status_counts(repo: Any) -> tuple[int, int]:
     return changed, untracked
 
 
+def _worktree_state(repo: Any, has_commit: bool) -> dict[str, Any]:
+    """One ``git status``; ``git diff HEAD`` only when a tracked file changed, so the clean
+    tree a reproducible run should come from costs a single short process."""
+    state: dict[str, Any] = {}
+    try:
+        changed, untracked = status_counts(_run_git(repo, STATUS_ARGS))
+    except Exception as exc:
+        state["dirty"] = unavailable(f"git status failed: {first_line(exc)}")
+        return state
+    state.update(dirty=changed > 0, changed_count=changed, untracked_count=untracked)
+    if has_commit:
+        state["diff_digest"], state["diff_lines"] = None, 0
+    if has_commit and changed:
+        try:
+            text = uncommitted_diff(repo)
+            state["diff_digest"] = hashlib.sha256(text.encode()).hexdigest()[:16]
+            state["diff_lines"] = text.count("\n")
+        except Exception as exc:
+            state["diff_digest"] = unavailable(f"git diff failed: {first_line(exc)}")
+    return state
+
+
 def probe(ctx: ProbeContext) -> dict[str, Any]:
     try:
+        import git
+
         repo = open_repo(ctx.cwd)
     except ImportError:
         return unavailable("GitPython is not installed")
@@ -76,26 +122,11 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
     with repo:
         section: dict[str, Any] = {"root": repo.working_tree_dir}
         try:
-            head = repo.head.commit
-            section["commit"] = head.hexsha
-            section["commit_time"] = head.committed_datetime.isoformat()
+            # Read from the ref files: loading the commit object would start `git cat-file`.
+            section["commit"] = git.SymbolicReference.dereference_recursive(repo, "HEAD")
         except ValueError:
             section["commit"] = unavailable("no commits yet")
         section["branch"] = None if repo.head.is_detached else repo.active_branch.name
-        try:
-            changed, untracked = _status_counts(repo)
-            section["dirty"] = changed > 0
-            section["changed_count"] = changed
-            section["untracked_count"] = untracked
-        except Exception as exc:
-            section["dirty"] = unavailable(f"git status failed: {first_line(exc)}")
-        if isinstance(section.get("commit"), str):
-            try:
-                diff = uncommitted_diff(repo)
-                section["diff_digest"] = hashlib.sha256(diff.encode()).hexdigest()[:16] \
-                    if diff else None
-                section["diff_lines"] = diff.count("\n")
-            except Exception as exc:
-                section["diff_digest"] = unavailable(f"git diff failed: {first_line(exc)}")
+        section.update(_worktree_state(repo, isinstance(section.get("commit"), str)))
         section["remote_url"] = _remote_url(repo)
         return section

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..fingerprint import is_unavailable
 from .context import ProbeContext
-from .reading import _MISSING, attr, env_values, read, torch_missing
+from .reading import _MISSING, attr, env_values, read, safe, torch_missing
 
 NUMERICS_ENV = ("NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE")
 
@@ -89,7 +89,9 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
     torch = ctx.torch
     m = "backends.cuda.matmul"
     return {
-        "fp32_precision": {node: resolve_precision(torch, node) for node in PRECISION_CHAINS},
+        "fp32_precision": {
+            node: safe(lambda n=node: resolve_precision(torch, n)) for node in PRECISION_CHAINS
+        },
         "reduced_precision_reduction": {
             "fp16": read(torch, f"{m}.allow_fp16_reduced_precision_reduction"),
             "bf16": read(torch, f"{m}.allow_bf16_reduced_precision_reduction"),

@@ -250,10 +250,12 @@ def _replay(readings: Mapping[str, Any], call: str) -> Any:
 
 
 def _to_json(value: Any) -> Any:
-    """A pynvml return value as plain JSON: ctypes structures become objects of their fields."""
+    """A pynvml return value as plain JSON: structures (ctypes, or a replay's) become objects."""
     fields = getattr(value, "_fields_", None)
     if fields is not None:
         return {name: _to_json(getattr(value, name)) for name, *_ in fields}
+    if isinstance(value, SimpleNamespace):
+        return {name: _to_json(v) for name, v in vars(value).items()}
     if isinstance(value, bytes):
         return value.decode(errors="replace")
     if isinstance(value, list | tuple):

@@ -22,11 +22,15 @@ def attr(obj: Any, dotted: str) -> Any:
 
 
 def read(torch: Any, dotted: str, call: bool = False) -> Any:
-    """A torch attribute (called if ``call``), or an ``unavailable`` record saying why not."""
-    value = attr(torch, dotted)
-    if value is _MISSING:
-        return unavailable(f"torch.{dotted} does not exist in torch {torch.__version__}")
+    """A torch attribute (called if ``call``), or an ``unavailable`` record saying why not.
+
+    Properties can raise on access (torch >= 2.9 refuses legacy TF32 reads after the new API was
+    used), so the attribute walk is inside the guard too.
+    """
     try:
+        value = attr(torch, dotted)
+        if value is _MISSING:
+            return unavailable(f"torch.{dotted} does not exist in torch {torch.__version__}")
         return value() if call else value
     except Exception as exc:
         return unavailable(f"reading torch.{dotted} raised {type(exc).__name__}: {first_line(exc)}")

@@ -23,12 +23,17 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
+def _numpy_state_digest(numpy: Any) -> str:
+    kind, keys, pos, has_gauss, cached = numpy.random.get_state(legacy=True)
+    return _sha(keys.tobytes() + repr((kind, pos, has_gauss, cached)).encode())
+
+
 def rng_state_digests(torch: Any = None) -> dict[str, Any]:
     """Digests of every global RNG's full state; CUDA's only if CUDA is already initialised."""
     digests: dict[str, Any] = {"python": safe(lambda: _sha(repr(random.getstate()).encode()))}
     numpy = sys.modules.get("numpy")
     if numpy is not None:
-        digests["numpy"] = safe(lambda: _sha(repr(numpy.random.get_state(legacy=True)).encode()))
+        digests["numpy"] = safe(lambda: _numpy_state_digest(numpy))
     if torch is not None:
         digests["torch_cpu"] = safe(lambda: _sha(torch.get_rng_state().numpy().tobytes()))
         if safe(torch.cuda.is_initialized) is True:

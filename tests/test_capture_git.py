@@ -1,0 +1,113 @@
+"""The git probe against real repositories made in temporary directories."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import mlflow_fingerprint as mfp
+
+TOKEN = "secret-token-4f9a1c"
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=cwd, check=True, capture_output=True, text=True,
+    ).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "train.py").write_text("lr = 0.1\n")
+    git(root, "add", "train.py")
+    git(root, "commit", "-q", "-m", "first")
+    git(root, "remote", "add", "origin", f"https://user:{TOKEN}@example.com/r.git")
+    return root
+
+
+def test_clean_repo_records_commit_branch_and_clean_state(repo: Path) -> None:
+    fp = mfp.capture(cwd=repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert fp.get("git.commit") == head
+    assert fp.get("git.branch") == "main"
+    assert fp.get("git.dirty") is False
+    assert fp.get("git.diff_digest") is None
+
+
+def test_editing_a_tracked_file_changes_recipe_hash_only(repo: Path) -> None:
+    before = mfp.capture(cwd=repo)
+    (repo / "train.py").write_text("lr = 0.2\n")
+    after = mfp.capture(cwd=repo)
+    assert after.get("git.dirty") is True
+    assert after.get("git.diff_digest")
+    assert before.hashes["recipe"] != after.hashes["recipe"]
+    assert before.hashes["env"] == after.hashes["env"]
+    assert before.hashes["numerics"] == after.hashes["numerics"]
+
+
+def test_two_different_edits_give_different_diff_digests(repo: Path) -> None:
+    (repo / "train.py").write_text("lr = 0.2\n")
+    first = mfp.capture(cwd=repo).get("git.diff_digest")
+    (repo / "train.py").write_text("lr = 0.3\n")
+    assert mfp.capture(cwd=repo).get("git.diff_digest") != first
+
+
+def test_untracked_files_do_not_change_the_recipe(repo: Path) -> None:
+    before = mfp.capture(cwd=repo)
+    (repo / "mlflow.db").write_text("not code")
+    after = mfp.capture(cwd=repo)
+    assert after.get("git.untracked_count") == 1
+    assert after.get("git.dirty") is False
+    assert before.hashes["recipe"] == after.hashes["recipe"]
+
+
+def test_new_commit_changes_recipe(repo: Path) -> None:
+    before = mfp.capture(cwd=repo)
+    (repo / "train.py").write_text("lr = 0.2\n")
+    git(repo, "commit", "-qam", "second")
+    assert mfp.capture(cwd=repo).hashes["recipe"] != before.hashes["recipe"]
+
+
+def test_remote_credentials_never_appear(repo: Path) -> None:
+    fp = mfp.capture(cwd=repo)
+    assert fp.get("git.remote_url") == "https://example.com/r.git"
+    assert TOKEN not in fp.to_json()
+
+
+def test_cli_output_never_contains_the_token(repo: Path) -> None:
+    for fmt in ("json", "text"):
+        out = subprocess.run(
+            [sys.executable, "-m", "mlflow_fingerprint.cli", "capture", "--format", fmt],
+            cwd=repo, capture_output=True, text=True, check=True,
+        )
+        assert TOKEN not in out.stdout + out.stderr
+        assert "example.com/r.git" in out.stdout
+
+
+def test_not_a_repository_is_unavailable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "argv", [str(tmp_path / "script.py")])
+    section = mfp.capture(cwd=tmp_path).get("git")
+    assert set(section) == {"unavailable"}
+    assert "not a git repository" in section["unavailable"]
+
+
+def test_repository_without_commits(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    fp = mfp.capture(cwd=tmp_path)
+    assert fp.get("git.commit") == {"unavailable": "no commits yet"}
+
+
+def test_corrupt_index_becomes_unavailable_fields(repo: Path) -> None:
+    (repo / ".git" / "index").write_bytes(b"DIRC garbage that is not an index")
+    fp = mfp.capture(cwd=repo)
+    assert fp.get("git.commit") == git(repo, "rev-parse", "HEAD").strip()
+    assert "unavailable" in fp.get("git.dirty")
+    json.loads(fp.to_json())  # still a complete, serialisable record

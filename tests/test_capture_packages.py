@@ -1,0 +1,31 @@
+"""The package list, read from dist-info directory names without spawning pip."""
+
+from __future__ import annotations
+
+import importlib.metadata
+from pathlib import Path
+
+from mlflow_fingerprint.capture.packages import installed_distributions, normalise_name
+
+
+def test_scan_matches_importlib_metadata_for_this_environment() -> None:
+    ours = installed_distributions()
+    theirs = {
+        normalise_name(d.metadata["Name"]): d.version for d in importlib.metadata.distributions()
+    }
+    for name in ("mlflow", "numpy", "gitpython", "nvidia-ml-py", "mlflow-fingerprint"):
+        assert ours[name] == theirs[name], name
+    assert set(ours) == set(theirs)
+
+
+def test_first_entry_on_the_path_wins_and_names_normalise(tmp_path: Path) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    for d in (first, second):
+        d.mkdir()
+    (first / "Foo_Bar-1.0.dist-info").mkdir()
+    (second / "foo.bar-2.0.dist-info").mkdir()
+    (second / "legacy-0.3-py3.11.egg-info").mkdir()
+    (second / "not-a-dist").mkdir()
+    assert installed_distributions([str(first), str(second), str(tmp_path / "missing")]) == {
+        "foo-bar": "1.0", "legacy": "0.3",
+    }
