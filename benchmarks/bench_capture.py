@@ -42,13 +42,18 @@ def main() -> None:
     ours_median, theirs_median = statistics.median(ours), statistics.median(theirs)
 
     script = Path(sys.executable).with_name("fingerprint")
-    help_runs = [timed(lambda: subprocess.run([str(script), "--help"], capture_output=True,
-                                              check=True)) for _ in range(5)]
-    python_runs = [timed(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True))
-                   for _ in range(5)]
+    help_runs = [
+        timed(lambda: subprocess.run([str(script), "--help"], capture_output=True, check=True))
+        for _ in range(5)
+    ]
+    python_runs = [
+        timed(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True)) for _ in range(5)
+    ]
 
     print(f"mfp.capture()                   median {ours_median * 1e3:8.1f} ms  (n={args.repeats})")
-    print(f"collect_env.get_env_info()      median {theirs_median * 1e3:8.1f} ms  (n={args.repeats})")
+    print(
+        f"collect_env.get_env_info()      median {theirs_median * 1e3:8.1f} ms  (n={args.repeats})"
+    )
     print(f"speed-up                        {theirs_median / ours_median:8.1f}x  (target >= 30x)")
     print(f"fingerprint --help (process)    median {statistics.median(help_runs) * 1e3:8.1f} ms")
     print(f"python -c pass (process)        median {statistics.median(python_runs) * 1e3:8.1f} ms")

@@ -17,7 +17,10 @@ TOKEN = "secret-token-4f9a1c"
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(
         ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        cwd=cwd, check=True, capture_output=True, text=True,
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
 
 
@@ -86,7 +89,10 @@ def test_cli_output_never_contains_the_token(repo: Path) -> None:
     for fmt in ("json", "text"):
         out = subprocess.run(
             [sys.executable, "-m", "mlflow_fingerprint.cli", "capture", "--format", fmt],
-            cwd=repo, capture_output=True, text=True, check=True,
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            check=True,
         )
         assert TOKEN not in out.stdout + out.stderr
         assert "example.com/r.git" in out.stdout

@@ -144,8 +144,17 @@ def test_thread_count_is_numerics_not_env() -> None:
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [(True, "tf32"), (False, "ieee"), (None, "ieee"), ("none", "ieee"), ("highest", "ieee"),
-     ("high", "tf32"), ("medium", "tf32"), ("TF32", "tf32"), ("bf16", "bf16")],
+    [
+        (True, "tf32"),
+        (False, "ieee"),
+        (None, "ieee"),
+        ("none", "ieee"),
+        ("highest", "ieee"),
+        ("high", "tf32"),
+        ("medium", "tf32"),
+        ("TF32", "tf32"),
+        ("bf16", "bf16"),
+    ],
 )
 def test_normalise_precision(value: object, expected: str) -> None:
     assert normalise_precision(value) == expected

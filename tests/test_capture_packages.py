@@ -27,5 +27,6 @@ def test_first_entry_on_the_path_wins_and_names_normalise(tmp_path: Path) -> Non
     (second / "legacy-0.3-py3.11.egg-info").mkdir()
     (second / "not-a-dist").mkdir()
     assert installed_distributions([str(first), str(second), str(tmp_path / "missing")]) == {
-        "foo-bar": "1.0", "legacy": "0.3",
+        "foo-bar": "1.0",
+        "legacy": "0.3",
     }

@@ -15,9 +15,13 @@ TORCH_SECTIONS = ("torch", "numerics")
 
 
 def run_cli(*args: str, prelude: str = "", cwd: Path | None = None) -> subprocess.CompletedProcess:
-    code = f"{prelude}\nimport sys\nfrom mlflow_fingerprint.cli.main import main\nsys.exit(main({list(args)!r}))"
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd,
-                          timeout=120)
+    code = (
+        f"{prelude}\nimport sys\nfrom mlflow_fingerprint.cli.main import main\n"
+        f"sys.exit(main({list(args)!r}))"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
 
 
 def test_capture_json_has_every_section_and_no_exception_text() -> None:
@@ -74,7 +78,8 @@ def test_help_imports_neither_torch_nor_mlflow(args: list[str]) -> None:
     code = (
         "import sys\nfrom mlflow_fingerprint.cli.main import main\n"
         f"try:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
-        "heavy = sorted(m for m in ('torch', 'mlflow', 'git', 'numpy', 'pynvml') if m in sys.modules)\n"
+        "heavy = sorted(m for m in ('torch', 'mlflow', 'git', 'numpy', 'pynvml')"
+        " if m in sys.modules)\n"
         "print('HEAVY=' + ','.join(heavy))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -86,7 +91,8 @@ def test_console_script_is_installed() -> None:
     exe = Path(sys.executable).with_name("fingerprint")
     out = subprocess.run([str(exe), "--help"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0
-    assert "capture" in out.stdout and "diff" in out.stdout
+    assert "capture" in out.stdout
+    assert "diff" in out.stdout
 
 
 def test_no_command_prints_help_and_exits_2() -> None:

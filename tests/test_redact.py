@@ -28,13 +28,23 @@ def test_redact_text_masks_urls_tokens_and_known_values() -> None:
         "hf=hf_abcdefghijklmnopqrstuvwxyz gh=ghp_abcdefghijklmnopqrstuvwxyz012345 other=s3cr3tvalue"
     )
     out = redact_text(text, {"s3cr3tvalue"})
-    for secret in ("hunter2", "AKIAABCDEFGHIJKLMNOP", "hf_abcdefghijklmnop", "ghp_abcdefghij",
-                   "s3cr3tvalue"):
+    for secret in (
+        "hunter2",
+        "AKIAABCDEFGHIJKLMNOP",
+        "hf_abcdefghijklmnop",
+        "ghp_abcdefghij",
+        "s3cr3tvalue",
+    ):
         assert secret not in out
     assert "mlflow.example.com" in out
 
 
 def test_secret_env_values_by_name() -> None:
-    env = {"MY_API_TOKEN": "abcdef123", "DB_PASSWORD": "pw-123456", "AWS_SECRET_ACCESS_KEY": "x" * 40,
-           "HOME": "/root", "SHORT_TOKEN": "ab"}
+    env = {
+        "MY_API_TOKEN": "abcdef123",
+        "DB_PASSWORD": "pw-123456",
+        "AWS_SECRET_ACCESS_KEY": "x" * 40,
+        "HOME": "/root",
+        "SHORT_TOKEN": "ab",
+    }
     assert secret_env_values(env) == {"abcdef123", "pw-123456", "x" * 40}

@@ -65,7 +65,7 @@ def is_unavailable(value: Any) -> bool:
 
 
 def get_path(record: Mapping[str, Any], dotted: str, default: Any = None) -> Any:
-    """Read ``a.b.0.c`` from nested mappings and sequences; ``default`` where any step is missing."""
+    """``a.b.0.c`` from nested mappings and sequences; ``default`` where any step is missing."""
     node: Any = record
     for part in dotted.split("."):
         if isinstance(node, Mapping) and part in node:
@@ -117,7 +117,7 @@ class Fingerprint:
 
     @classmethod
     def from_dict(cls, record: Any) -> Fingerprint:
-        """Build from a parsed record, migrating older schemas; FingerprintError if it is not one."""
+        """From a parsed record, migrating older schemas; FingerprintError if it is not one."""
         from .schema import migrate
 
         record = migrate(record)

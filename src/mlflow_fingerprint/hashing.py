@@ -125,8 +125,9 @@ def _strip(value: Any, node: Trie) -> Any:
                 out[key] = _strip(item, child)
         return out
     if isinstance(value, list | tuple):
-        return [_strip(item, node.get(str(i), node.get("*", {})) or {}) for i, item in
-                enumerate(value)]
+        return [
+            _strip(item, node.get(str(i), node.get("*", {})) or {}) for i, item in enumerate(value)
+        ]
     return value
 
 
@@ -144,7 +145,9 @@ def strip_volatile(value: Any, path: tuple[str, ...] = (), extra: tuple[str, ...
 def group_payload(record: Mapping[str, Any], group: str) -> dict[str, Any]:
     """What goes into one hash group: the group's fields with volatile ones removed."""
     return {
-        name: strip_volatile(get_path(record, name), tuple(name.split(".")), EXCLUDED.get(group, ()))
+        name: strip_volatile(
+            get_path(record, name), tuple(name.split(".")), EXCLUDED.get(group, ())
+        )
         for name in GROUPS[group]
     }
 

@@ -116,8 +116,10 @@ def summary_text(fp: Fingerprint | Record) -> str:
     gpu = record.get("gpu")
     gpu_extra = ""
     if isinstance(gpu, Mapping) and not is_unavailable(gpu):
-        gpu_extra = (f" · driver {value_text(gpu.get('driver_version'))}"
-                     f" · driver CUDA {value_text(gpu.get('cuda_driver_version'))}")
+        gpu_extra = (
+            f" · driver {value_text(gpu.get('driver_version'))}"
+            f" · driver CUDA {value_text(gpu.get('cuda_driver_version'))}"
+        )
     elif is_unavailable(gpu):
         gpu_extra = f" ({gpu['unavailable']})"
     platform = record.get("platform", {})
@@ -125,35 +127,72 @@ def summary_text(fp: Fingerprint | Record) -> str:
     toolkit = get_path(record, "cuda.toolkit.version")
     packages = record.get("packages", {})
     rows = [
-        ("fingerprint", f"{hashes.get('fingerprint', '?')} (env {hashes.get('env', '?')}, "
-                        f"numerics {hashes.get('numerics', '?')}, recipe {hashes.get('recipe', '?')})"),
+        (
+            "fingerprint",
+            f"{hashes.get('fingerprint', '?')} (env {hashes.get('env', '?')}, "
+            f"numerics {hashes.get('numerics', '?')}, recipe {hashes.get('recipe', '?')})",
+        ),
         ("gpu", gpu_text(record) + gpu_extra),
-        ("cuda", _section_line(record, "cuda", [("torch built with", "torch_built_with"),
-                                                ("cuDNN", "cudnn_version"),
-                                                ("NCCL", "nccl_version")])
-         + f" · toolkit {value_text(toolkit)}"),
-        ("torch", _section_line(record, "torch", [("", "version"),
-                                                  ("CPU kernels", "cpu_capability"),
-                                                  ("threads", "threads.intra_op"),
-                                                  ("BLAS", "build.blas_info")]).lstrip()),
+        (
+            "cuda",
+            _section_line(
+                record,
+                "cuda",
+                [
+                    ("torch built with", "torch_built_with"),
+                    ("cuDNN", "cudnn_version"),
+                    ("NCCL", "nccl_version"),
+                ],
+            )
+            + f" · toolkit {value_text(toolkit)}",
+        ),
+        (
+            "torch",
+            _section_line(
+                record,
+                "torch",
+                [
+                    ("", "version"),
+                    ("CPU kernels", "cpu_capability"),
+                    ("threads", "threads.intra_op"),
+                    ("BLAS", "build.blas_info"),
+                ],
+            ).lstrip(),
+        ),
         ("tf32", tf32_text(record)),
         ("deterministic", deterministic_text(record)),
         ("seed", seed_text(record)),
-        ("data", f"batch_size {loaders_value(record, 'batch_size')} · "
-                 f"num_workers {loaders_value(record, 'num_workers')}"),
+        (
+            "data",
+            f"batch_size {loaders_value(record, 'batch_size')} · "
+            f"num_workers {loaders_value(record, 'num_workers')}",
+        ),
         ("git", git_text(record)),
-        ("python", f"{value_text(get_path(record, 'python.implementation'))} "
-                   f"{value_text(get_path(record, 'python.version'))}"),
-        ("platform", f"{value_text(platform.get('os'))} · kernel "
-                     f"{value_text(platform.get('kernel'))} · {value_text(platform.get('libc'))}"
-                     f" · {value_text(cpu.get('model'))} ({value_text(cpu.get('logical_cores'))}"
-                     f" cores) · container {value_text(get_path(record, 'platform.container.kind'))}"
-         if isinstance(platform, Mapping) and not is_unavailable(platform) else value_text(platform)),
-        ("packages", f"{value_text(packages.get('count'))} distributions · digest "
-                     f"{value_text(packages.get('digest'))}" if isinstance(packages, Mapping)
-         else "unavailable"),
+        (
+            "python",
+            f"{value_text(get_path(record, 'python.implementation'))} "
+            f"{value_text(get_path(record, 'python.version'))}",
+        ),
+        (
+            "platform",
+            f"{value_text(platform.get('os'))} · kernel "
+            f"{value_text(platform.get('kernel'))} · {value_text(platform.get('libc'))}"
+            f" · {value_text(cpu.get('model'))} ({value_text(cpu.get('logical_cores'))}"
+            f" cores) · container {value_text(get_path(record, 'platform.container.kind'))}"
+            if isinstance(platform, Mapping) and not is_unavailable(platform)
+            else value_text(platform),
+        ),
+        (
+            "packages",
+            f"{value_text(packages.get('count'))} distributions · digest "
+            f"{value_text(packages.get('digest'))}"
+            if isinstance(packages, Mapping)
+            else "unavailable",
+        ),
     ]
     width = max(len(label) for label, _ in rows)
-    head = (f"mlflow-fingerprint {record.get('tool_version', '?')} · schema "
-            f"{record.get('schema_version', '?')} · captured {record.get('captured_at', '?')}")
+    head = (
+        f"mlflow-fingerprint {record.get('tool_version', '?')} · schema "
+        f"{record.get('schema_version', '?')} · captured {record.get('captured_at', '?')}"
+    )
     return "\n".join([head, *(f"{label.ljust(width)}  {text}" for label, text in rows)])

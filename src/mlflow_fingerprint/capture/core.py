@@ -89,7 +89,9 @@ def run_probes(
     threads = []
     for name, probe in probes.items():
         t = threading.Thread(
-            target=_run_probe, args=(name, probe, ctx, results), name=f"mfp-probe-{name}",
+            target=_run_probe,
+            args=(name, probe, ctx, results),
+            name=f"mfp-probe-{name}",
             daemon=True,
         )
         t.start()
@@ -98,18 +100,26 @@ def run_probes(
     for _name, t in threads:
         t.join(max(0.0, deadline - time.monotonic()))
     return {
-        name: dict(results[name]) if name in results
+        name: dict(results[name])
+        if name in results
         else unavailable(f"probe timed out after {timeout_s:g}s")
         for name in probes
     }
 
 
-def make_context(run: RunInfo | None = None, nvml: Any = None, cwd: Path | None = None) -> ProbeContext:
+def make_context(
+    run: RunInfo | None = None, nvml: Any = None, cwd: Path | None = None
+) -> ProbeContext:
     torch, torch_error = _load_torch()
     nvml_module, nvml_error, nvml_source = load_nvml(nvml)
     return ProbeContext(
-        torch=torch, torch_error=torch_error, nvml=nvml_module, nvml_error=nvml_error,
-        nvml_source=nvml_source, cwd=cwd or Path.cwd(), run=run or RunInfo(),
+        torch=torch,
+        torch_error=torch_error,
+        nvml=nvml_module,
+        nvml_error=nvml_error,
+        nvml_source=nvml_source,
+        cwd=cwd or Path.cwd(),
+        run=run or RunInfo(),
     )
 
 

@@ -1,5 +1,8 @@
-"""The three CUDA versions people confuse, kept apart: what torch was built with (``cuda.torch_built_with``),
-what the driver supports (``gpu.cuda_driver_version``, from NVML) and the system toolkit (nvcc)."""
+"""The three CUDA versions people confuse, kept apart.
+
+What torch was built with (``cuda.torch_built_with``), what the driver supports
+(``gpu.cuda_driver_version``, from NVML) and the system toolkit (``cuda.toolkit``, nvcc).
+"""
 
 from __future__ import annotations
 
@@ -74,16 +77,23 @@ def _toolkit_version(cuda_home: str | None, cuda_path: str | None, path: str | N
     except (OSError, subprocess.TimeoutExpired) as exc:
         return unavailable(f"nvcc --version failed: {type(exc).__name__}")
     match = re.search(r"release (\d+\.\d+)", out)
-    return {"version": match.group(1), "source": "nvcc"} if match else unavailable(
-        "nvcc --version printed no release")
+    return (
+        {"version": match.group(1), "source": "nvcc"}
+        if match
+        else unavailable("nvcc --version printed no release")
+    )
 
 
 def probe(ctx: ProbeContext) -> dict[str, Any]:
     toolkit = safe(toolkit_version)
     missing = torch_missing(ctx)
     if missing:
-        return {"torch_built_with": missing, "cudnn_version": missing, "nccl_version": missing,
-                "toolkit": toolkit}
+        return {
+            "torch_built_with": missing,
+            "cudnn_version": missing,
+            "nccl_version": missing,
+            "toolkit": toolkit,
+        }
     torch = ctx.torch
     built = read(torch, "version.cuda")
     cudnn = read(torch, "backends.cudnn.version", call=True) if built else None

@@ -10,8 +10,13 @@ from .context import ProbeContext
 from .reading import env_values, safe
 
 DISTRIBUTED_ENV = (
-    "NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS",
-    "NCCL_P2P_DISABLE", "NCCL_IB_DISABLE", "HOROVOD_FUSION_THRESHOLD",
+    "NCCL_ALGO",
+    "NCCL_PROTO",
+    "NCCL_MIN_NCHANNELS",
+    "NCCL_MAX_NCHANNELS",
+    "NCCL_P2P_DISABLE",
+    "NCCL_IB_DISABLE",
+    "HOROVOD_FUSION_THRESHOLD",
 )
 
 
@@ -23,8 +28,9 @@ def _env_int(name: str) -> int | None:
 def probe(ctx: ProbeContext) -> dict[str, Any]:
     torch = ctx.torch
     dist = getattr(torch, "distributed", None) if torch is not None else None
-    initialized = bool(dist is not None and safe(dist.is_available) is True
-                       and safe(dist.is_initialized) is True)
+    initialized = bool(
+        dist is not None and safe(dist.is_available) is True and safe(dist.is_initialized) is True
+    )
     if initialized:
         backend = safe(lambda: str(dist.get_backend()))
         world_size = safe(dist.get_world_size)

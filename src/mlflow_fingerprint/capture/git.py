@@ -1,7 +1,8 @@
 """The code: commit, branch, dirty state and a digest of the uncommitted diff, via GitPython.
 
-One git process for a clean tree (``status``), two for a dirty one (``diff HEAD``); the remote URL loses any credentials
-before it is recorded. The diff text itself is an artifact, not a field: see ``uncommitted_diff``.
+Two short git processes run side by side (``status`` and ``diff HEAD``); the remote URL loses
+any credentials before it is recorded. The diff text itself is an artifact, not a field: see
+``uncommitted_diff``.
 """
 
 from __future__ import annotations
@@ -59,10 +60,14 @@ DIFF_ARGS = ("diff", "HEAD", "--no-color", "--no-ext-diff")
 STATUS_ARGS = ("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=normal")
 
 
-def _run_git(repo: Any, args: tuple[str, ...]) -> str:
-    """Run git in the repository, killing it at GIT_TIMEOUT_S rather than leaving it behind
-    (GitPython's own ``kill_after_timeout`` starts a watchdog thread per call)."""
-    handle = repo.git.execute(["git", *args], as_process=True)  # kills git when collected
+def _start_git(repo: Any, args: tuple[str, ...]) -> Any:
+    return repo.git.execute(["git", *args], as_process=True)
+
+
+def _finish_git(handle: Any) -> str:
+    """Wait for git, killing it at GIT_TIMEOUT_S rather than leaving it behind (GitPython's own
+    ``kill_after_timeout`` starts a watchdog thread per call). ``handle`` is GitPython's wrapper,
+    which kills the process when collected, so it stays referenced until the process is done."""
     proc = handle.proc
     try:
         out, err = proc.communicate(timeout=GIT_TIMEOUT_S)
@@ -73,6 +78,10 @@ def _run_git(repo: Any, args: tuple[str, ...]) -> str:
     if proc.returncode:
         raise RuntimeError(err.decode(errors="replace").strip() or f"exit {proc.returncode}")
     return out.decode(errors="replace")
+
+
+def _run_git(repo: Any, args: tuple[str, ...]) -> str:
+    return _finish_git(_start_git(repo, args))
 
 
 def status_counts(porcelain: str) -> tuple[int, int]:
@@ -87,21 +96,20 @@ def status_counts(porcelain: str) -> tuple[int, int]:
 
 
 def _worktree_state(repo: Any, has_commit: bool) -> dict[str, Any]:
-    """One ``git status``; ``git diff HEAD`` only when a tracked file changed, so the clean
-    tree a reproducible run should come from costs a single short process."""
+    """``git status`` and ``git diff HEAD`` run side by side: a dirty tree costs the wall time
+    of one process, a clean one the CPU of an empty diff."""
+    status = _start_git(repo, STATUS_ARGS)
+    diff = _start_git(repo, DIFF_ARGS) if has_commit else None
     state: dict[str, Any] = {}
     try:
-        changed, untracked = status_counts(_run_git(repo, STATUS_ARGS))
+        changed, untracked = status_counts(_finish_git(status))
+        state.update(dirty=changed > 0, changed_count=changed, untracked_count=untracked)
     except Exception as exc:
         state["dirty"] = unavailable(f"git status failed: {first_line(exc)}")
-        return state
-    state.update(dirty=changed > 0, changed_count=changed, untracked_count=untracked)
-    if has_commit:
-        state["diff_digest"], state["diff_lines"] = None, 0
-    if has_commit and changed:
+    if diff is not None:
         try:
-            text = uncommitted_diff(repo)
-            state["diff_digest"] = hashlib.sha256(text.encode()).hexdigest()[:16]
+            text = _finish_git(diff)
+            state["diff_digest"] = hashlib.sha256(text.encode()).hexdigest()[:16] if text else None
             state["diff_lines"] = text.count("\n")
         except Exception as exc:
             state["diff_digest"] = unavailable(f"git diff failed: {first_line(exc)}")

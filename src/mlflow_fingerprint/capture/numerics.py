@@ -46,7 +46,8 @@ def normalise_precision(value: Any) -> Any:
         return "ieee"
     if isinstance(value, str):
         return {"none": "ieee", "highest": "ieee", "high": "tf32", "medium": "tf32"}.get(
-            value.lower(), value.lower())
+            value.lower(), value.lower()
+        )
     return value
 
 
@@ -105,7 +106,8 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
             "math": read(torch, "backends.cuda.math_sdp_enabled", call=True),
             "cudnn": read(torch, "backends.cuda.cudnn_sdp_enabled", call=True),
             "math_fp16_bf16_reduction": read(
-                torch, "backends.cuda.fp16_bf16_reduction_math_sdp_allowed", call=True),
+                torch, "backends.cuda.fp16_bf16_reduction_math_sdp_allowed", call=True
+            ),
         },
         "env": env_values(NUMERICS_ENV),
         "raw": _raw(torch),

@@ -1,4 +1,5 @@
-"""The machine: OS, kernel, libc, CPU model and the ISA flags kernels dispatch on, memory, container."""
+"""The machine: OS, kernel, libc, CPU model and the ISA flags kernels dispatch on, memory and
+container."""
 
 from __future__ import annotations
 
@@ -13,8 +14,23 @@ from .reading import safe
 
 # CPU features that decide which kernels (and so which rounding) oneDNN, MKL and ATen pick.
 ISA_FLAGS = (
-    "sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
-    "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_tile", "amx_int8", "asimd", "sve", "sve2",
+    "sse4_2",
+    "avx",
+    "avx2",
+    "fma",
+    "f16c",
+    "avx512f",
+    "avx512bw",
+    "avx512vl",
+    "avx512_vnni",
+    "avx512_bf16",
+    "avx512_fp16",
+    "amx_bf16",
+    "amx_tile",
+    "amx_int8",
+    "asimd",
+    "sve",
+    "sve2",
 )
 IMAGE_ENV = ("MLFLOW_FINGERPRINT_IMAGE", "CONTAINER_IMAGE", "IMAGE_NAME")
 
@@ -45,8 +61,9 @@ def _cpu() -> dict[str, Any]:
             flags.update(value.split())
         elif not line.strip() and flags:
             break  # the first processor block is enough
-    affinity = safe(lambda: len(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") \
-        else None
+    affinity = (
+        safe(lambda: len(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else None
+    )
     return {
         "model": model,
         "isa_flags": sorted(flags.intersection(ISA_FLAGS)),

@@ -38,7 +38,8 @@ def rng_state_digests(torch: Any = None) -> dict[str, Any]:
         digests["torch_cpu"] = safe(lambda: _sha(torch.get_rng_state().numpy().tobytes()))
         if safe(torch.cuda.is_initialized) is True:
             digests["torch_cuda"] = safe(
-                lambda: _sha(b"".join(s.numpy().tobytes() for s in torch.cuda.get_rng_state_all())))
+                lambda: _sha(b"".join(s.numpy().tobytes() for s in torch.cuda.get_rng_state_all()))
+            )
     return digests
 
 
@@ -51,10 +52,12 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
         "pythonhashseed": os.environ.get("PYTHONHASHSEED"),
         "hash_randomization": bool(sys.flags.hash_randomization),
         "torch_initial_seed": (
-            safe(torch.initial_seed) if torch is not None
+            safe(torch.initial_seed)
+            if torch is not None
             else unavailable(ctx.torch_error or "torch is not installed")
         ),
-        "state_digests": dict(run.seed_state_digests) if run.seed_state_digests
+        "state_digests": dict(run.seed_state_digests)
+        if run.seed_state_digests
         else rng_state_digests(torch),
         "captured_at_stage": "after_seed" if run.seed_state_digests else run.stage,
     }

@@ -9,8 +9,19 @@ from .context import ProbeContext
 from .reading import env_values, read, safe, torch_missing
 
 THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
-_BUILD_KEYS = ("BLAS_INFO", "LAPACK_INFO", "USE_MKL", "USE_MKLDNN", "USE_OPENMP", "USE_CUDA",
-               "USE_CUDNN", "USE_NCCL", "USE_ROCM", "BUILD_TYPE", "COMMIT_SHA")
+_BUILD_KEYS = (
+    "BLAS_INFO",
+    "LAPACK_INFO",
+    "USE_MKL",
+    "USE_MKLDNN",
+    "USE_OPENMP",
+    "USE_CUDA",
+    "USE_CUDNN",
+    "USE_NCCL",
+    "USE_ROCM",
+    "BUILD_TYPE",
+    "COMMIT_SHA",
+)
 
 
 def parse_build_config(text: str) -> dict[str, Any]:

@@ -28,11 +28,15 @@ HANDLERS = {
 
 
 def _tracking(p: argparse.ArgumentParser, experiment: bool = True) -> None:
-    p.add_argument("--tracking-uri", metavar="URI",
-                   help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else MLflow's default)")
+    p.add_argument(
+        "--tracking-uri",
+        metavar="URI",
+        help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else MLflow's default)",
+    )
     if experiment:
-        p.add_argument("-e", "--experiment", metavar="NAME",
-                       help="experiment in which to look up run names")
+        p.add_argument(
+            "-e", "--experiment", metavar="NAME", help="experiment in which to look up run names"
+        )
 
 
 def _output(p: argparse.ArgumentParser, formats: Sequence[str]) -> None:
@@ -44,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fingerprint",
         description="Record the environment fingerprint of PyTorch runs in MLflow and explain why "
-                    "two runs differ.",
+        "two runs differ.",
     )
     parser.add_argument("--version", action="version", version=f"mlflow-fingerprint {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -63,10 +67,15 @@ def build_parser() -> argparse.ArgumentParser:
     _tracking(p)
     _output(p, ("text", "json", "markdown", "html"))
     p.add_argument("--all", action="store_true", help="also list differences with no effect")
-    p.add_argument("--atol", type=float, default=0.0, help="absolute tolerance per step (default 0)")
-    p.add_argument("--rtol", type=float, default=0.0, help="relative tolerance per step (default 0)")
-    p.add_argument("--metric", action="append", metavar="NAME",
-                   help="compare only this metric (repeatable)")
+    p.add_argument(
+        "--atol", type=float, default=0.0, help="absolute tolerance per step (default 0)"
+    )
+    p.add_argument(
+        "--rtol", type=float, default=0.0, help="relative tolerance per step (default 0)"
+    )
+    p.add_argument(
+        "--metric", action="append", metavar="NAME", help="compare only this metric (repeatable)"
+    )
     p.add_argument("--log-to", metavar="RUN", help="store the report as an artifact of RUN")
 
     p = sub.add_parser("audit", help="what in this environment threatens reproducibility")
@@ -74,8 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("find", help="runs with the same fingerprint, by server-side tag search")
     p.add_argument("run", metavar="RUN", help="the run whose twins to find")
-    p.add_argument("--same", choices=("all", "env", "numerics", "recipe"), default="all",
-                   help="which hash must match (default: all, the whole fingerprint)")
+    p.add_argument(
+        "--same",
+        choices=("all", "env", "numerics", "recipe"),
+        default="all",
+        help="which hash must match (default: all, the whole fingerprint)",
+    )
     p.add_argument("--max-results", type=int, default=100, metavar="N")
     _tracking(p)
     _output(p, ("text", "json"))

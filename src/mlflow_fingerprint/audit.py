@@ -1,0 +1,190 @@
+"""``audit``: what in an environment threatens reproducibility, worst first, with the fix for each.
+
+It walks the seeds' checklist (``../shared/seeds/004_*``: seeds, cudnn.benchmark, deterministic
+algorithms, CUBLAS_WORKSPACE_CONFIG, DataLoader worker seeding) plus PYTHONHASHSEED, TF32 and
+thread counts, over a fingerprint: by default this process's, or a run's, where the seed and the
+DataLoaders are known. Each check reads the same facts the comparator's rules do, so a threat
+flagged here is one ``fingerprint diff`` would name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .compare import facts
+from .fingerprint import Fingerprint, get_path
+
+SEVERITY = {"high": 0, "medium": 1, "low": 2}
+KB = "../shared/reference/determinism_kb.md (a): "
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    severity: str  # high, medium, low
+    effect: str  # the comparator's effect class of what this lets vary
+    finding: str
+    fix: str
+    source: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"check": self.check, "severity": self.severity, "effect": self.effect,
+                "finding": self.finding, "fix": self.fix, "source": self.source}
+
+
+@dataclass(frozen=True)
+class Audit:
+    findings: tuple[Finding, ...]
+    passed: tuple[str, ...]  # "check: why it is fine"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"findings": [f.to_dict() for f in self.findings], "passed": list(self.passed)}
+
+
+Record = Mapping[str, Any]
+Check = Callable[[Record], "Finding | str"]
+
+
+def seeds(r: Record) -> Finding | str:
+    if facts.seeded(r):
+        return f"seeded with {get_path(r, 'seeds.requested')}"
+    return Finding("seeds", "high", "randomness",
+                   "No seed was set: initial weights, data order and dropout change every run.",
+                   "Call mfp.seed_everything(0) first thing, or use @mfp.fingerprinted(seed=0).",
+                   KB + "`torch.initial_seed()` differs")
+
+
+def pythonhashseed(r: Record) -> Finding | str:
+    if get_path(r, "seeds.pythonhashseed") is not None:
+        return f"PYTHONHASHSEED={get_path(r, 'seeds.pythonhashseed')}"
+    if get_path(r, "seeds.hash_randomization") is False:
+        return "hash randomization is off"
+    return Finding("pythonhashseed", "medium", "randomness",
+                   "PYTHONHASHSEED is unset: the iteration order of sets of strings changes "
+                   "every run.", "export PYTHONHASHSEED=0 before Python starts.",
+                   KB + "PYTHONHASHSEED")
+
+
+def cudnn_benchmark(r: Record) -> Finding | str:
+    if not facts.gpu_run(r):
+        return "no GPU run: cudnn.benchmark changes nothing"
+    if not facts.cudnn_benchmark(r):
+        return "cudnn.benchmark is off"
+    return Finding("cudnn_benchmark", "high", "numerics",
+                   "cudnn.benchmark is on: cuDNN may pick a different convolution algorithm "
+                   "every run.", "torch.backends.cudnn.benchmark = False",
+                   KB + "`cudnn.benchmark`")
+
+
+def deterministic(r: Record) -> Finding | str:
+    if facts.deterministic_on(r) and not facts.warn_only(r):
+        return "deterministic algorithms are on"
+    if facts.warn_only(r):
+        return Finding("deterministic_algorithms", "medium" if facts.gpu_run(r) else "low",
+                       "numerics", "Deterministic algorithms are warn-only: nondeterministic "
+                       "kernels still run.", "torch.use_deterministic_algorithms(True)",
+                       KB + "`use_deterministic_algorithms` / `warn_only`")
+    if facts.gpu_run(r):
+        return Finding("deterministic_algorithms", "high", "numerics",
+                       "Deterministic algorithms are off on a GPU: kernels that add with atomics "
+                       "sum in a different order every run.",
+                       "torch.use_deterministic_algorithms(True); "
+                       "torch.backends.cudnn.deterministic = True",
+                       KB + "`use_deterministic_algorithms` / `warn_only`")
+    return Finding("deterministic_algorithms", "low", "numerics",
+                   "Deterministic algorithms are off; on CPU almost every kernel is deterministic "
+                   "anyway, but a GPU run would not be.", "torch.use_deterministic_algorithms(True)",
+                   KB + "`use_deterministic_algorithms` / `warn_only`")
+
+
+def cublas_workspace(r: Record) -> Finding | str:
+    version = facts.torch_version(r)
+    if not facts.gpu_run(r):
+        return "no GPU run: CUBLAS_WORKSPACE_CONFIG changes nothing"
+    if version is not None and version[:2] >= facts.CUBLAS_CHECK_DROPPED:
+        return "torch >= 2.10 gives each stream its own cuBLAS workspace"
+    if get_path(r, "determinism.env.CUBLAS_WORKSPACE_CONFIG"):
+        return f"CUBLAS_WORKSPACE_CONFIG={get_path(r, 'determinism.env.CUBLAS_WORKSPACE_CONFIG')}"
+    return Finding("cublas_workspace_config", "high" if facts.deterministic_on(r) else "medium",
+                   "numerics", "CUBLAS_WORKSPACE_CONFIG is unset: before torch 2.10 cuBLAS picks "
+                   "its workspaces nondeterministically (and deterministic mode raises).",
+                   "export CUBLAS_WORKSPACE_CONFIG=:4096:8", KB + "CUBLAS_WORKSPACE_CONFIG")
+
+
+def tf32(r: Record) -> Finding | str:
+    if not facts.tf32_capable(r):
+        return "no TF32-capable GPU (compute capability 8.0+)"
+    nodes = facts.tf32_nodes_on(r)
+    if not nodes:
+        return "TF32 is off"
+    return Finding("tf32", "medium", "numerics",
+                   f"TF32 is on ({', '.join(nodes)}): fp32 matmuls/convolutions round inputs to "
+                   "10 mantissa bits, and results differ from other GPUs.",
+                   'torch.backends.cuda.matmul.fp32_precision = "ieee"; '
+                   'torch.backends.cudnn.conv.fp32_precision = "ieee" (before torch 2.9: '
+                   "allow_tf32 = False)",
+                   KB + "Matmul TF32 (`matmul.allow_tf32` / `float32_matmul_precision` / "
+                   "`cuda.matmul.fp32_precision`)")
+
+
+def worker_seeding(r: Record) -> Finding | str:
+    loaders = facts.loaders(r)
+    if not loaders:
+        return "no DataLoader seen (audit a run's fingerprint to check its loaders)"
+    unseeded = [i for i, loader in enumerate(loaders)
+                if facts.num_workers(loader) > 0 and facts.generator_seeded(loader) is not True]
+    if not unseeded:
+        return "DataLoader workers draw from seeded generators"
+    return Finding("dataloader_workers", "high", "randomness",
+                   f"DataLoader {', '.join(map(str, unseeded))} uses worker processes without a "
+                   "seeded generator: random augmentation differs every run.",
+                   "DataLoader(..., generator=torch.Generator().manual_seed(0), "
+                   "worker_init_fn=seed_worker)",
+                   KB + "DataLoader `generator`, `worker_init_fn`, `persistent_workers`, "
+                   "`in_order`")
+
+
+def threads(r: Record) -> Finding | str:
+    env = get_path(r, "torch.threads.env")
+    if isinstance(env, Mapping) and any(env.values()):
+        return "thread count pinned by " + ", ".join(f"{k}={v}" for k, v in env.items() if v)
+    count = get_path(r, "torch.threads.intra_op")
+    return Finding("threads", "low", "numerics",
+                   f"The CPU thread count ({count}) follows this machine's cores; on another "
+                   "machine CPU sums split differently.",
+                   "export OMP_NUM_THREADS=N (or torch.set_num_threads(N)) with a fixed N",
+                   KB + "`torch.get_num_threads` / OMP_NUM_THREADS / MKL_NUM_THREADS")
+
+
+def git_dirty(r: Record) -> Finding | str:
+    if get_path(r, "git.dirty") is not True:
+        return "no uncommitted changes (or not a git repository)"
+    return Finding("git", "medium", "recipe",
+                   "The working tree has uncommitted changes: the commit does not hold the code "
+                   "that runs.", "Commit before training.",
+                   "../shared/DESIGN.md: code change, dirty tree")
+
+
+CHECKS: tuple[Check, ...] = (seeds, worker_seeding, cudnn_benchmark, deterministic,
+                             cublas_workspace, tf32, pythonhashseed, git_dirty, threads)
+
+
+def audit(fp: Fingerprint | Record | None = None) -> Audit:
+    """Audit ``fp`` (default: a capture of this process now)."""
+    if fp is None:
+        from .capture import capture
+
+        fp = capture()
+    record = fp.to_dict() if isinstance(fp, Fingerprint) else fp
+    findings: list[Finding] = []
+    passed: list[str] = []
+    for check in CHECKS:
+        result = check(record)
+        if isinstance(result, Finding):
+            findings.append(result)
+        else:
+            passed.append(f"{check.__name__}: {result}")
+    findings.sort(key=lambda f: SEVERITY[f.severity])  # stable: CHECKS order within a severity
+    return Audit(tuple(findings), tuple(passed))
