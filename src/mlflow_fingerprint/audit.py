@@ -30,8 +30,14 @@ class Finding:
     source: str
 
     def to_dict(self) -> dict[str, str]:
-        return {"check": self.check, "severity": self.severity, "effect": self.effect,
-                "finding": self.finding, "fix": self.fix, "source": self.source}
+        return {
+            "check": self.check,
+            "severity": self.severity,
+            "effect": self.effect,
+            "finding": self.finding,
+            "fix": self.fix,
+            "source": self.source,
+        }
 
 
 @dataclass(frozen=True)
@@ -50,10 +56,14 @@ Check = Callable[[Record], "Finding | str"]
 def seeds(r: Record) -> Finding | str:
     if facts.seeded(r):
         return f"seeded with {get_path(r, 'seeds.requested')}"
-    return Finding("seeds", "high", "randomness",
-                   "No seed was set: initial weights, data order and dropout change every run.",
-                   "Call mfp.seed_everything(0) first thing, or use @mfp.fingerprinted(seed=0).",
-                   KB + "`torch.initial_seed()` differs")
+    return Finding(
+        "seeds",
+        "high",
+        "randomness",
+        "No seed was set: initial weights, data order and dropout change every run.",
+        "Call mfp.seed_everything(0) first thing, or use @mfp.fingerprinted(seed=0).",
+        KB + "`torch.initial_seed()` differs",
+    )
 
 
 def pythonhashseed(r: Record) -> Finding | str:
@@ -61,10 +71,14 @@ def pythonhashseed(r: Record) -> Finding | str:
         return f"PYTHONHASHSEED={get_path(r, 'seeds.pythonhashseed')}"
     if get_path(r, "seeds.hash_randomization") is False:
         return "hash randomization is off"
-    return Finding("pythonhashseed", "medium", "randomness",
-                   "PYTHONHASHSEED is unset: the iteration order of sets of strings changes "
-                   "every run.", "export PYTHONHASHSEED=0 before Python starts.",
-                   KB + "PYTHONHASHSEED")
+    return Finding(
+        "pythonhashseed",
+        "medium",
+        "randomness",
+        "PYTHONHASHSEED is unset: the iteration order of sets of strings changes every run.",
+        "export PYTHONHASHSEED=0 before Python starts.",
+        KB + "PYTHONHASHSEED",
+    )
 
 
 def cudnn_benchmark(r: Record) -> Finding | str:
@@ -72,31 +86,47 @@ def cudnn_benchmark(r: Record) -> Finding | str:
         return "no GPU run: cudnn.benchmark changes nothing"
     if not facts.cudnn_benchmark(r):
         return "cudnn.benchmark is off"
-    return Finding("cudnn_benchmark", "high", "numerics",
-                   "cudnn.benchmark is on: cuDNN may pick a different convolution algorithm "
-                   "every run.", "torch.backends.cudnn.benchmark = False",
-                   KB + "`cudnn.benchmark`")
+    return Finding(
+        "cudnn_benchmark",
+        "high",
+        "numerics",
+        "cudnn.benchmark is on: cuDNN may pick a different convolution algorithm every run.",
+        "torch.backends.cudnn.benchmark = False",
+        KB + "`cudnn.benchmark`",
+    )
 
 
 def deterministic(r: Record) -> Finding | str:
     if facts.deterministic_on(r) and not facts.warn_only(r):
         return "deterministic algorithms are on"
     if facts.warn_only(r):
-        return Finding("deterministic_algorithms", "medium" if facts.gpu_run(r) else "low",
-                       "numerics", "Deterministic algorithms are warn-only: nondeterministic "
-                       "kernels still run.", "torch.use_deterministic_algorithms(True)",
-                       KB + "`use_deterministic_algorithms` / `warn_only`")
+        return Finding(
+            "deterministic_algorithms",
+            "medium" if facts.gpu_run(r) else "low",
+            "numerics",
+            "Deterministic algorithms are warn-only: nondeterministic kernels still run.",
+            "torch.use_deterministic_algorithms(True)",
+            KB + "`use_deterministic_algorithms` / `warn_only`",
+        )
     if facts.gpu_run(r):
-        return Finding("deterministic_algorithms", "high", "numerics",
-                       "Deterministic algorithms are off on a GPU: kernels that add with atomics "
-                       "sum in a different order every run.",
-                       "torch.use_deterministic_algorithms(True); "
-                       "torch.backends.cudnn.deterministic = True",
-                       KB + "`use_deterministic_algorithms` / `warn_only`")
-    return Finding("deterministic_algorithms", "low", "numerics",
-                   "Deterministic algorithms are off; on CPU almost every kernel is deterministic "
-                   "anyway, but a GPU run would not be.", "torch.use_deterministic_algorithms(True)",
-                   KB + "`use_deterministic_algorithms` / `warn_only`")
+        return Finding(
+            "deterministic_algorithms",
+            "high",
+            "numerics",
+            "Deterministic algorithms are off on a GPU: kernels that add with atomics "
+            "sum in a different order every run.",
+            "torch.use_deterministic_algorithms(True); torch.backends.cudnn.deterministic = True",
+            KB + "`use_deterministic_algorithms` / `warn_only`",
+        )
+    return Finding(
+        "deterministic_algorithms",
+        "low",
+        "numerics",
+        "Deterministic algorithms are off; on CPU almost every kernel is deterministic "
+        "anyway, but a GPU run would not be.",
+        "torch.use_deterministic_algorithms(True)",
+        KB + "`use_deterministic_algorithms` / `warn_only`",
+    )
 
 
 def cublas_workspace(r: Record) -> Finding | str:
@@ -107,10 +137,15 @@ def cublas_workspace(r: Record) -> Finding | str:
         return "torch >= 2.10 gives each stream its own cuBLAS workspace"
     if get_path(r, "determinism.env.CUBLAS_WORKSPACE_CONFIG"):
         return f"CUBLAS_WORKSPACE_CONFIG={get_path(r, 'determinism.env.CUBLAS_WORKSPACE_CONFIG')}"
-    return Finding("cublas_workspace_config", "high" if facts.deterministic_on(r) else "medium",
-                   "numerics", "CUBLAS_WORKSPACE_CONFIG is unset: before torch 2.10 cuBLAS picks "
-                   "its workspaces nondeterministically (and deterministic mode raises).",
-                   "export CUBLAS_WORKSPACE_CONFIG=:4096:8", KB + "CUBLAS_WORKSPACE_CONFIG")
+    return Finding(
+        "cublas_workspace_config",
+        "high" if facts.deterministic_on(r) else "medium",
+        "numerics",
+        "CUBLAS_WORKSPACE_CONFIG is unset: before torch 2.10 cuBLAS picks "
+        "its workspaces nondeterministically (and deterministic mode raises).",
+        "export CUBLAS_WORKSPACE_CONFIG=:4096:8",
+        KB + "CUBLAS_WORKSPACE_CONFIG",
+    )
 
 
 def tf32(r: Record) -> Finding | str:
@@ -119,31 +154,40 @@ def tf32(r: Record) -> Finding | str:
     nodes = facts.tf32_nodes_on(r)
     if not nodes:
         return "TF32 is off"
-    return Finding("tf32", "medium", "numerics",
-                   f"TF32 is on ({', '.join(nodes)}): fp32 matmuls/convolutions round inputs to "
-                   "10 mantissa bits, and results differ from other GPUs.",
-                   'torch.backends.cuda.matmul.fp32_precision = "ieee"; '
-                   'torch.backends.cudnn.conv.fp32_precision = "ieee" (before torch 2.9: '
-                   "allow_tf32 = False)",
-                   KB + "Matmul TF32 (`matmul.allow_tf32` / `float32_matmul_precision` / "
-                   "`cuda.matmul.fp32_precision`)")
+    return Finding(
+        "tf32",
+        "medium",
+        "numerics",
+        f"TF32 is on ({', '.join(nodes)}): fp32 matmuls/convolutions round inputs to "
+        "10 mantissa bits, and results differ from other GPUs.",
+        'torch.backends.cuda.matmul.fp32_precision = "ieee"; '
+        'torch.backends.cudnn.conv.fp32_precision = "ieee" (before torch 2.9: '
+        "allow_tf32 = False)",
+        KB + "Matmul TF32 (`matmul.allow_tf32` / `float32_matmul_precision` / "
+        "`cuda.matmul.fp32_precision`)",
+    )
 
 
 def worker_seeding(r: Record) -> Finding | str:
     loaders = facts.loaders(r)
     if not loaders:
         return "no DataLoader seen (audit a run's fingerprint to check its loaders)"
-    unseeded = [i for i, loader in enumerate(loaders)
-                if facts.num_workers(loader) > 0 and facts.generator_seeded(loader) is not True]
+    unseeded = [
+        i
+        for i, loader in enumerate(loaders)
+        if facts.num_workers(loader) > 0 and not facts.generator_seeded(loader)
+    ]
     if not unseeded:
         return "DataLoader workers draw from seeded generators"
-    return Finding("dataloader_workers", "high", "randomness",
-                   f"DataLoader {', '.join(map(str, unseeded))} uses worker processes without a "
-                   "seeded generator: random augmentation differs every run.",
-                   "DataLoader(..., generator=torch.Generator().manual_seed(0), "
-                   "worker_init_fn=seed_worker)",
-                   KB + "DataLoader `generator`, `worker_init_fn`, `persistent_workers`, "
-                   "`in_order`")
+    return Finding(
+        "dataloader_workers",
+        "high",
+        "randomness",
+        f"DataLoader {', '.join(map(str, unseeded))} uses worker processes without a "
+        "seeded generator: random augmentation differs every run.",
+        "DataLoader(..., generator=torch.Generator().manual_seed(0), worker_init_fn=seed_worker)",
+        KB + "DataLoader `generator`, `worker_init_fn`, `persistent_workers`, `in_order`",
+    )
 
 
 def threads(r: Record) -> Finding | str:
@@ -151,24 +195,41 @@ def threads(r: Record) -> Finding | str:
     if isinstance(env, Mapping) and any(env.values()):
         return "thread count pinned by " + ", ".join(f"{k}={v}" for k, v in env.items() if v)
     count = get_path(r, "torch.threads.intra_op")
-    return Finding("threads", "low", "numerics",
-                   f"The CPU thread count ({count}) follows this machine's cores; on another "
-                   "machine CPU sums split differently.",
-                   "export OMP_NUM_THREADS=N (or torch.set_num_threads(N)) with a fixed N",
-                   KB + "`torch.get_num_threads` / OMP_NUM_THREADS / MKL_NUM_THREADS")
+    return Finding(
+        "threads",
+        "low",
+        "numerics",
+        f"The CPU thread count ({count}) follows this machine's cores; on another "
+        "machine CPU sums split differently.",
+        "export OMP_NUM_THREADS=N (or torch.set_num_threads(N)) with a fixed N",
+        KB + "`torch.get_num_threads` / OMP_NUM_THREADS / MKL_NUM_THREADS",
+    )
 
 
 def git_dirty(r: Record) -> Finding | str:
     if get_path(r, "git.dirty") is not True:
         return "no uncommitted changes (or not a git repository)"
-    return Finding("git", "medium", "recipe",
-                   "The working tree has uncommitted changes: the commit does not hold the code "
-                   "that runs.", "Commit before training.",
-                   "../shared/DESIGN.md: code change, dirty tree")
+    return Finding(
+        "git",
+        "medium",
+        "recipe",
+        "The working tree has uncommitted changes: the commit does not hold the code that runs.",
+        "Commit before training.",
+        "../shared/DESIGN.md: code change, dirty tree",
+    )
 
 
-CHECKS: tuple[Check, ...] = (seeds, worker_seeding, cudnn_benchmark, deterministic,
-                             cublas_workspace, tf32, pythonhashseed, git_dirty, threads)
+CHECKS: tuple[Check, ...] = (
+    seeds,
+    worker_seeding,
+    cudnn_benchmark,
+    deterministic,
+    cublas_workspace,
+    tf32,
+    pythonhashseed,
+    git_dirty,
+    threads,
+)
 
 
 def audit(fp: Fingerprint | Record | None = None) -> Audit:

@@ -1,0 +1,49 @@
+"""``fingerprint diff A B``: explain why two runs differ; exit 0 same, 1 differ, 2 bad input."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..compare import diff
+from ..compare.tracking import cli_defaults
+from ..render import EXTENSIONS, render
+from .errors import UsageError
+from .output import emit
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.atol < 0 or args.rtol < 0:
+        raise UsageError("--atol and --rtol must be >= 0")
+    cli_defaults()
+    log_target = None
+    if args.log_to:
+        from ..compare.publish import target_run_id
+
+        log_target = target_run_id(args.log_to, args.tracking_uri, args.experiment)
+    report = diff(
+        args.a,
+        args.b,
+        tracking_uri=args.tracking_uri,
+        experiment=args.experiment,
+        atol=args.atol,
+        rtol=args.rtol,
+        metrics=args.metric,
+    )
+    to_terminal = args.output in (None, "-") and sys.stdout.isatty()
+    emit(
+        render(report, args.format, args.all, rich=args.format == "text" and to_terminal),
+        args.output,
+    )
+    if log_target is not None:
+        from ..compare.publish import log_report
+
+        mlflow_client, run_id = log_target
+        log_report(
+            mlflow_client,
+            run_id,
+            report,
+            render(report, args.format, args.all),
+            EXTENSIONS[args.format],
+        )
+    return report.exit_code

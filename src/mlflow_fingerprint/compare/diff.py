@@ -1,0 +1,106 @@
+"""``diff(a, b)``: fingerprints first, then metrics, then the verdict (DESIGN.md, Comparator).
+
+The fingerprint diff explains; the metric comparison says whether there is anything to explain.
+Only MLflow runs have metrics; a fingerprint file compares fields only (verdict ``no_metrics``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from .enablers import find_enablers
+from .fields import field_changes
+from .ranking import rank
+from .report import Difference, Enabler, MetricComparison, Report
+from .resolve import Resolved, resolve
+
+
+def verdict_of(
+    metrics: Sequence[MetricComparison],
+    differences: Sequence[Difference],
+    enablers: Sequence[Enabler],
+) -> str:
+    if not metrics:
+        return "no_metrics"
+    if all(m.equal for m in metrics):
+        return "same_results"
+    if any(d.effect != "none" for d in differences):
+        return "explained"
+    return "nondeterministic" if enablers else "unexplained"
+
+
+def shared_metric_names(a: Resolved, b: Resolved, only: Sequence[str] | None) -> list[str]:
+    names = sorted(set(a.metrics) & set(b.metrics))
+    return [n for n in names if n in set(only)] if only else names
+
+
+def compare_metrics(
+    a: Resolved, b: Resolved, names: Sequence[str], atol: float, rtol: float
+) -> tuple[tuple[MetricComparison, ...], tuple[str, ...]]:
+    """Histories of ``names`` in both runs, compared; plus notes on replicate runs."""
+    from . import history, replicates, tracking
+    from .metrics import compare
+
+    uri = a.tracking_uri or tracking.effective_uri(None)
+    mlflow_client = tracking.client(uri)
+    results: list[MetricComparison] = []
+    for name in names:  # one metric's two histories in memory at a time
+        with tracking.store_errors(uri):
+            (ha,) = history.fetch(mlflow_client, uri, str(a.ref.run_id), [name]).values()
+            (hb,) = history.fetch(mlflow_client, uri, str(b.ref.run_id), [name]).values()
+        results.append(compare(name, ha, hb, atol, rtol))
+    if all(m.equal for m in results):
+        return tuple(results), ()
+    with tracking.store_errors(uri):
+        found, note = replicates.spreads(mlflow_client, a, b, results)
+    results = [dataclasses.replace(m, spread=found.get(m.name)) for m in results]
+    return tuple(results), (note,) if note else ()
+
+
+def diff(
+    a: Any,
+    b: Any,
+    *,
+    tracking_uri: str | None = None,
+    experiment: str | None = None,
+    atol: float = 0.0,
+    rtol: float = 0.0,
+    metrics: Sequence[str] | None = None,
+) -> Report:
+    """Explain why ``a`` and ``b`` differ.
+
+    ``a`` and ``b`` are MLflow run ids, ``runs:/<id>``, run names (with ``experiment``),
+    fingerprint JSON paths, ``Fingerprint`` objects or record dicts. ``atol``/``rtol`` set when two
+    metric values agree (exact by default); ``metrics`` limits the metrics compared.
+    Raises ``ResolveError`` (a ``FingerprintError``) on a reference that leads to no fingerprint.
+    """
+    if atol < 0 or rtol < 0:
+        raise ValueError("atol and rtol must be >= 0")
+    ra = resolve(a, tracking_uri=tracking_uri, experiment=experiment, label="A")
+    rb = resolve(b, tracking_uri=tracking_uri, experiment=experiment, label="B")
+    differences = rank(field_changes(ra.record, rb.record), ra.record, rb.record)
+    enablers = find_enablers(ra.record, rb.record)
+    notes = [*ra.notes, *rb.notes]
+    compared: tuple[MetricComparison, ...] = ()
+    if ra.is_run and rb.is_run:
+        names = shared_metric_names(ra, rb, metrics)
+        if names:
+            compared, metric_notes = compare_metrics(ra, rb, names, atol, rtol)
+            notes.extend(metric_notes)
+        else:
+            notes.append("the runs share no metric" + (" of those named" if metrics else ""))
+    else:
+        notes.append("only MLflow runs carry metrics; fingerprint fields compared only")
+    return Report(
+        verdict=verdict_of(compared, differences, enablers),
+        a=ra.ref,
+        b=rb.ref,
+        differences=differences,
+        enablers=enablers,
+        metrics=compared,
+        notes=tuple(notes),
+        atol=atol,
+        rtol=rtol,
+    )

@@ -1,0 +1,137 @@
+"""Facts about one fingerprint record that decide whether a field can matter.
+
+Rules, enablers and the audit ask the same questions ("did this run have a GPU that does TF32?",
+"which torch was it?"), so the answers live here once, read defensively: a field that is missing
+or ``unavailable`` answers "unknown", never raises.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..fingerprint import get_path
+
+Record = Mapping[str, Any]
+
+# First compute capability with TF32 tensor cores (Ampere): determinism_kb.md (b).
+TF32_MIN_CC = (8, 0)
+# torch dropped the CUBLAS_WORKSPACE_CONFIG check in 2.10: determinism_kb.md (a).
+CUBLAS_CHECK_DROPPED = (2, 10)
+
+
+def parse_version(text: Any) -> tuple[int, ...] | None:
+    """``"2.13.0+cpu"`` -> ``(2, 13, 0)``; None for anything without a leading number."""
+    if not isinstance(text, str):
+        return None
+    match = re.match(r"\s*(\d+(?:\.\d+)*)", text)
+    return tuple(int(p) for p in match.group(1).split(".")) if match else None
+
+
+def compute_capability(device: Any) -> tuple[int, int] | None:
+    """``"9.0"`` (or ``[9, 0]``) -> ``(9, 0)``."""
+    if not isinstance(device, Mapping):
+        return None
+    cc = device.get("compute_capability")
+    if isinstance(cc, list | tuple) and len(cc) == 2 and all(isinstance(x, int) for x in cc):
+        return int(cc[0]), int(cc[1])
+    parsed = parse_version(cc) if isinstance(cc, str) else None
+    return (parsed[0], parsed[1] if len(parsed) > 1 else 0) if parsed else None
+
+
+def gpu_devices(record: Record) -> list[Mapping[str, Any]]:
+    devices = get_path(record, "gpu.devices")
+    if not isinstance(devices, list | tuple):
+        return []
+    return [d for d in devices if isinstance(d, Mapping)]
+
+
+def has_gpu(record: Record) -> bool:
+    """The machine had at least one NVIDIA GPU that NVML could see."""
+    return bool(gpu_devices(record))
+
+
+def cuda_build(record: Record) -> bool:
+    """torch was built with CUDA (``cuda.torch_built_with`` holds a version)."""
+    return isinstance(get_path(record, "cuda.torch_built_with"), str)
+
+
+def gpu_run(record: Record) -> bool:
+    """The run could compute on a GPU: a GPU was there and torch could use it."""
+    return has_gpu(record) and cuda_build(record)
+
+
+def tf32_capable(record: Record) -> bool:
+    """A GPU run on compute capability 8.0 or newer, where TF32 tensor cores exist."""
+    if not gpu_run(record):
+        return False
+    return any(
+        (cc := compute_capability(d)) is not None and cc >= TF32_MIN_CC for d in gpu_devices(record)
+    )
+
+
+def torch_version(record: Record) -> tuple[int, ...] | None:
+    return parse_version(get_path(record, "torch.version"))
+
+
+def deterministic_on(record: Record) -> bool:
+    return get_path(record, "determinism.deterministic_algorithms") is True
+
+
+def warn_only(record: Record) -> bool:
+    return deterministic_on(record) and get_path(record, "determinism.warn_only") is True
+
+
+def cudnn_benchmark(record: Record) -> bool:
+    return get_path(record, "determinism.cudnn_benchmark") is True
+
+
+def seeded(record: Record) -> bool:
+    """The run's RNGs were seeded on purpose (by the wrapper or declared by the user)."""
+    return get_path(record, "seeds.requested") is not None
+
+
+def tf32_nodes_on(record: Record) -> list[str]:
+    """Which CUDA backends may use TF32: ``cuda_matmul``, ``cudnn_conv``, ``cudnn_rnn``."""
+    precision = get_path(record, "numerics.fp32_precision")
+    if not isinstance(precision, Mapping):
+        return []
+    nodes = [n for n in ("cuda_matmul", "cudnn_conv", "cudnn_rnn") if precision.get(n) == "tf32"]
+    if get_path(record, "numerics.env.NVIDIA_TF32_OVERRIDE") == "0":
+        return []  # NVIDIA's libraries refuse TF32 whatever torch asks for
+    return nodes
+
+
+def world_size(record: Record) -> int:
+    size = get_path(record, "distributed.world_size")
+    return size if isinstance(size, int) and not isinstance(size, bool) else 1
+
+
+def loaders(record: Record) -> list[Mapping[str, Any]]:
+    found = get_path(record, "data.loaders")
+    if not isinstance(found, list | tuple):
+        return []
+    return [loader for loader in found if isinstance(loader, Mapping)]
+
+
+def num_workers(loader: Mapping[str, Any]) -> int:
+    value = loader.get("num_workers")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def generator_seeded(loader: Mapping[str, Any]) -> bool:
+    """The loader drew shuffling and worker seeds from its own seeded generator.
+
+    The run wrapper records ``generator`` as ``{"present": bool, "initial_seed": int | None}``.
+    """
+    generator = loader.get("generator")
+    return isinstance(generator, Mapping) and generator.get("present") is True
+
+
+def workers_draw_random(loader: Mapping[str, Any]) -> bool | None:
+    """Whether the dataset draws random numbers in the workers: ``dataset.draws_random`` where
+    recorded (declared by the user), None where unknown."""
+    dataset = loader.get("dataset")
+    flag = dataset.get("draws_random") if isinstance(dataset, Mapping) else None
+    return flag if isinstance(flag, bool) else None

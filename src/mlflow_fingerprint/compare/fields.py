@@ -1,0 +1,110 @@
+"""Field-by-field differences between two fingerprint records.
+
+The two records are walked together rather than flattened separately, so a section that one run
+could not read (``{"unavailable": ...}``) lines up with the other run's fields one by one: a run
+without a GPU shows as ``gpu.devices.0.name: absent -> NVIDIA H100``, not as one opaque blob.
+Lists of scalars (CPU flags) are one value; lists of objects (GPUs, DataLoaders) are indexed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..capture.numerics import normalise_precision
+from ..fingerprint import is_unavailable
+
+
+class _Missing:
+    """The value of a field one record does not have at all."""
+
+    _instance: _Missing | None = None
+
+    def __new__(cls) -> _Missing:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Any = _Missing()
+
+# Top-level keys that describe the record, not the run; compared separately (schema_version) or
+# not at all (hashes are derived from the fields that are compared).
+NOT_FIELDS = frozenset({"hashes", "tool_version", "captured_at"})
+
+# Fields with several spellings of one meaning, compared by meaning: fp32 precision "none" that
+# resolves to IEEE, "highest" and False all mean IEEE (determinism_kb.md (c)).
+NORMALISE = {"numerics.fp32_precision": normalise_precision}
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """One leaf whose value differs: ``a`` and ``b`` may be MISSING or an unavailable record."""
+
+    path: str
+    a: Any
+    b: Any
+
+
+def _is_tree(value: Any) -> bool:
+    return isinstance(value, Mapping) and not is_unavailable(value)
+
+
+def _is_object_list(value: Any) -> bool:
+    return isinstance(value, list | tuple) and any(isinstance(v, Mapping) for v in value)
+
+
+def _is_container(value: Any) -> bool:
+    return _is_tree(value) or isinstance(value, list | tuple)
+
+
+def _children(value: Any) -> dict[str, Any]:
+    if _is_tree(value):
+        return {str(k): v for k, v in value.items()}
+    if _is_object_list(value):
+        return {str(i): v for i, v in enumerate(value)}
+    return {}
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Equal as recorded; two unreadable values are not a difference whatever their reasons."""
+    if is_unavailable(a) and is_unavailable(b):
+        return True
+    if isinstance(a, bool) != isinstance(b, bool):
+        return False  # JSON true is not 1
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def walk(a: Any, b: Any, path: str = "") -> Iterator[FieldChange]:
+    """Every leaf where ``a`` and ``b`` differ, in record order (``a``'s keys first)."""
+    if _is_tree(a) or _is_tree(b) or _is_object_list(a) or _is_object_list(b):
+        ca, cb = _children(a), _children(b)
+        # A side that is a leaf (unavailable, null) stands in for each of the other side's
+        # children, so every field of the readable side is compared with it.
+        fill_a = MISSING if _is_container(a) else a
+        fill_b = MISSING if _is_container(b) else b
+        for key in dict.fromkeys([*ca, *cb]):
+            child = f"{path}.{key}" if path else key
+            yield from walk(ca.get(key, fill_a), cb.get(key, fill_b), child)
+        return
+    normalise = next((f for prefix, f in NORMALISE.items() if path.startswith(prefix + ".")), None)
+    if normalise is not None and same_value(normalise(a), normalise(b)):
+        return
+    if not same_value(a, b):
+        yield FieldChange(path, a, b)
+
+
+def field_changes(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[FieldChange]:
+    """Differences between two whole records, record-describing keys left out."""
+    ra = {k: v for k, v in a.items() if k not in NOT_FIELDS}
+    rb = {k: v for k, v in b.items() if k not in NOT_FIELDS}
+    return list(walk(ra, rb))

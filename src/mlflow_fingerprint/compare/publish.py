@@ -1,0 +1,44 @@
+"""``--log-to RUN``: keep a diff report beside the run it concerns, as an MLflow artifact."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import tracking
+from .errors import ResolveError
+from .report import Report
+from .resolve import find_run_by_name, run_id_of
+
+REPORT_DIR = "fingerprint/diff"
+
+
+def target_run_id(ref: str, tracking_uri: str | None, experiment: str | None) -> tuple[Any, str]:
+    """(client, run id) of the run to log to; checked before any work is done."""
+    uri = tracking.effective_uri(tracking_uri)
+    mlflow_client = tracking.client(uri)
+    run_id = run_id_of(ref)
+    if run_id is None:
+        if not experiment:
+            raise ResolveError(
+                f"--log-to {ref!r} is not a run id or runs:/<id>; to use a run "
+                "name, give its experiment with -e EXPERIMENT"
+            )
+        return mlflow_client, find_run_by_name(mlflow_client, ref, experiment, uri).info.run_id
+    with tracking.store_errors(uri, missing=f"--log-to: no run with id {run_id} in {uri}"):
+        mlflow_client.get_run(run_id)
+    return mlflow_client, run_id
+
+
+def artifact_name(report: Report, extension: str) -> str:
+    def short(ref: Any) -> str:
+        return (ref.run_id or ref.ref.rsplit("/", 1)[-1].removesuffix(".json"))[:12]
+
+    return f"{REPORT_DIR}/{short(report.a)}_vs_{short(report.b)}.{extension}"
+
+
+def log_report(mlflow_client: Any, run_id: str, report: Report, text: str, extension: str) -> str:
+    """Store ``text`` as an artifact of ``run_id``; returns the artifact path."""
+    path = artifact_name(report, extension)
+    with tracking.store_errors(str(mlflow_client.tracking_uri)):
+        mlflow_client.log_text(run_id, text, path)
+    return path

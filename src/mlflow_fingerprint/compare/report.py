@@ -1,0 +1,195 @@
+"""The comparator's result: a frozen record every renderer and the JSON contract read from.
+
+``Report.to_dict()`` is the JSON contract of DESIGN.md (verdict, a, b, differences, enablers,
+metrics) plus a few additive keys (source of each rule, replicate spread, notes). Values a JSON
+document cannot hold are made explicit: a field one record lacks is ``null``, a non-finite metric
+value is ``null``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from .fields import MISSING
+
+EXIT_SAME = 0
+EXIT_DIFFER = 1
+
+
+@dataclass(frozen=True)
+class RunRef:
+    """What the user named and what it resolved to."""
+
+    ref: str
+    run_id: str | None = None
+    kind: str = "run"  # "run" (MLflow), "file" (fingerprint JSON) or "object" (in-process)
+    name: str | None = None
+    experiment_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"ref": self.ref, "run_id": self.run_id, "kind": self.kind}
+        if self.name is not None:
+            out["name"] = self.name
+        if self.experiment_id is not None:
+            out["experiment_id"] = self.experiment_id
+        return out
+
+    @property
+    def label(self) -> str:
+        """Short name for tables and chart legends."""
+        if self.kind == "run" and self.run_id:
+            return f"{self.name} ({self.run_id[:8]})" if self.name else self.run_id[:8]
+        return self.ref
+
+
+def json_value(value: Any) -> Any:
+    """A field value as JSON: absent -> null; tuples -> lists; everything else as recorded."""
+    if value is MISSING:
+        return None
+    if isinstance(value, tuple):
+        return [json_value(v) for v in value]
+    return value
+
+
+def json_float(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+@dataclass(frozen=True)
+class Difference:
+    field: str
+    a: Any
+    b: Any
+    effect: str
+    explanation: str
+    source: str
+    rank: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "field": self.field,
+            "a": json_value(self.a),
+            "b": json_value(self.b),
+            "effect": self.effect,
+            "explanation": self.explanation,
+            "rank": self.rank,
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True)
+class Enabler:
+    """A setting present in both runs that lets one fingerprint give different numbers."""
+
+    field: str
+    explanation: str
+    fix: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"field": self.field, "explanation": self.explanation, "fix": self.fix}
+
+
+@dataclass(frozen=True)
+class Curve:
+    """A metric history thinned for drawing: at most a few hundred points, divergence kept."""
+
+    steps: tuple[float, ...] = ()
+    values: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Seed-to-seed spread of a metric's final value over replicate runs."""
+
+    seeds: int
+    std: float
+    low: float
+    high: float
+    outside: bool  # |a - b| exceeds the largest seed-to-seed difference seen
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seeds": self.seeds,
+            "std": json_float(self.std),
+            "min": json_float(self.low),
+            "max": json_float(self.high),
+            "outside": self.outside,
+        }
+
+
+@dataclass(frozen=True)
+class MetricComparison:
+    name: str
+    a: float
+    b: float
+    abs_diff: float
+    rel_diff: float | None
+    equal: bool  # histories agree within atol/rtol (exact by default)
+    bitwise_equal: bool  # every step and every value identical, bit for bit
+    first_divergence_step: int | None
+    steps_a: int
+    steps_b: int
+    curve_a: Curve = field(default_factory=Curve)
+    curve_b: Curve = field(default_factory=Curve)
+    spread: Spread | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "a": json_float(self.a),
+            "b": json_float(self.b),
+            "abs_diff": json_float(self.abs_diff),
+            "rel_diff": json_float(self.rel_diff),
+            "equal": self.equal,
+            "bitwise_equal": self.bitwise_equal,
+            "first_divergence_step": self.first_divergence_step,
+            "steps_a": self.steps_a,
+            "steps_b": self.steps_b,
+        }
+        if self.spread is not None:
+            out["replicates"] = self.spread.to_dict()
+        return out
+
+
+@dataclass(frozen=True)
+class Report:
+    verdict: str
+    a: RunRef
+    b: RunRef
+    differences: tuple[Difference, ...] = ()
+    enablers: tuple[Enabler, ...] = ()
+    metrics: tuple[MetricComparison, ...] = ()
+    notes: tuple[str, ...] = ()
+    atol: float = 0.0
+    rtol: float = 0.0
+
+    @property
+    def effective_differences(self) -> tuple[Difference, ...]:
+        """Differences that can change results (effect other than ``none``)."""
+        return tuple(d for d in self.differences if d.effect != "none")
+
+    def shown_differences(self, include_none: bool = False) -> tuple[Difference, ...]:
+        return self.differences if include_none else self.effective_differences
+
+    @property
+    def exit_code(self) -> int:
+        """0 when nothing that matters differs and the shared metrics agree, else 1 (diff(1))."""
+        same_metrics = self.verdict in ("same_results", "no_metrics")
+        return EXIT_SAME if same_metrics and not self.effective_differences else EXIT_DIFFER
+
+    def to_dict(self, include_none: bool = False) -> dict[str, Any]:
+        """The JSON contract; ``include_none`` adds the differences that change nothing."""
+        return {
+            "verdict": self.verdict,
+            "exit_code": self.exit_code,
+            "a": self.a.to_dict(),
+            "b": self.b.to_dict(),
+            "differences": [d.to_dict() for d in self.shown_differences(include_none)],
+            "hidden_differences": len(self.differences) - len(self.shown_differences(include_none)),
+            "enablers": [e.to_dict() for e in self.enablers],
+            "metrics": [m.to_dict() for m in self.metrics],
+            "tolerance": {"atol": self.atol, "rtol": self.rtol},
+            "notes": list(self.notes),
+        }

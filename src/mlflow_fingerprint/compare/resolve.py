@@ -1,0 +1,200 @@
+"""Turn what a user typed (run id, ``runs:/<id>``, run name, JSON file) into a fingerprint record.
+
+Files are read without importing mlflow. Every failure is a one-line ResolveError that names the
+reference; a record newer than this release is kept as recorded with a note, not refused, so a
+diff across releases still shows what it can.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from ..fingerprint import SCHEMA_VERSION, Fingerprint, FingerprintError
+from . import tracking
+from .errors import ResolveError
+from .report import RunRef
+
+RUN_ID = re.compile(r"[0-9a-f]{32}")
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A fingerprint record and, for an MLflow run, what the comparator needs of the run."""
+
+    ref: RunRef
+    record: Mapping[str, Any]
+    notes: tuple[str, ...] = ()
+    metrics: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    tags: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    tracking_uri: str | None = None
+
+    @property
+    def is_run(self) -> bool:
+        return self.ref.kind == "run"
+
+
+def parse_record(data: str | bytes, where: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """A record as a plain dict, migrated to this schema where possible.
+
+    A record from a newer release is returned as recorded, with a note: its known fields still
+    compare, and refusing the whole diff would hide the very difference the user is after.
+    """
+    try:
+        raw = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise ResolveError(f"{where} is not a fingerprint: not valid JSON ({exc})") from None
+    try:
+        return Fingerprint.from_dict(raw).to_dict(), ()
+    except FingerprintError as exc:
+        version = raw.get("schema_version") if isinstance(raw, Mapping) else None
+        if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+            note = (
+                f"{where} has schema_version {version}, newer than this release reads "
+                f"({SCHEMA_VERSION}); its fields were compared as recorded"
+            )
+            return dict(raw), (note,)
+        raise ResolveError(f"{where} is not a fingerprint: {exc}") from None
+
+
+def from_object(value: Fingerprint | Mapping[str, Any], label: str) -> Resolved:
+    if isinstance(value, Fingerprint):
+        return Resolved(RunRef(label, None, "object"), value.to_dict())
+    record, notes = parse_record(json.dumps(dict(value), default=str), label)
+    return Resolved(RunRef(label, None, "object"), record, notes)
+
+
+def from_file(path: Path, ref: str) -> Resolved:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ResolveError(f"cannot read {ref}: {exc.strerror or exc}") from None
+    record, notes = parse_record(data, ref)
+    return Resolved(RunRef(ref, None, "file"), record, notes)
+
+
+def looks_like_file(ref: str) -> bool:
+    return ref.endswith(".json") or Path(ref).is_file()
+
+
+def run_id_of(ref: str) -> str | None:
+    """The run id a reference names directly (``runs:/<id>[/path]`` or a bare id), else None."""
+    if ref.startswith("runs:/"):
+        run_id = ref[len("runs:/") :].strip("/").split("/")[0]
+        if not RUN_ID.fullmatch(run_id):
+            raise ResolveError(f"{ref!r} does not name a run id (runs:/<32 hex digits>)")
+        return run_id
+    return ref if RUN_ID.fullmatch(ref) else None
+
+
+def find_experiment_id(mlflow_client: Any, experiment: str, uri: str) -> str:
+    with tracking.store_errors(uri):
+        found = mlflow_client.get_experiment_by_name(experiment)
+        if found is None and experiment.isdigit():
+            try:
+                found = mlflow_client.get_experiment(experiment)
+            except Exception as exc:
+                if not tracking.is_not_found(exc):
+                    raise
+    if found is None:
+        raise ResolveError(f"no experiment named {experiment!r} in {uri}")
+    return str(found.experiment_id)
+
+
+def find_run_by_name(mlflow_client: Any, name: str, experiment: str, uri: str) -> Any:
+    experiment_id = find_experiment_id(mlflow_client, experiment, uri)
+    with tracking.store_errors(uri):
+        runs = tracking.search_all_runs(
+            mlflow_client, [experiment_id], f"attributes.run_name = {tracking.quote(name)}", 3
+        )
+    if not runs:
+        raise ResolveError(f"no run named {name!r} in experiment {experiment!r}")
+    if len(runs) > 1:
+        ids = ", ".join(r.info.run_id for r in runs[:3])
+        raise ResolveError(
+            f"run name {name!r} is ambiguous in experiment {experiment!r} "
+            f"({ids}{', …' if len(runs) > 2 else ''}); give a run id"
+        )
+    return runs[0]
+
+
+def download_record(
+    mlflow_client: Any, run_id: str, ref: str, uri: str
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    with tempfile.TemporaryDirectory(prefix="mfp-") as tmp:
+        try:
+            local = mlflow_client.download_artifacts(run_id, tracking.FINGERPRINT_ARTIFACT, tmp)
+            data = Path(local).read_bytes()
+        except Exception as exc:
+            if isinstance(exc, OSError) or tracking.is_not_found(exc) or "not exist" in str(exc):
+                raise ResolveError(
+                    f"run {run_id} ({ref}) has no fingerprint: artifact "
+                    f"{tracking.FINGERPRINT_ARTIFACT} is missing; was it run with "
+                    "mlflow-fingerprint?"
+                ) from None
+            raise ResolveError(
+                f"cannot fetch the fingerprint of run {run_id} from {uri}: "
+                f"{tracking.first_line(exc)}"
+            ) from None
+    return parse_record(data, f"run {run_id}")
+
+
+def from_run(ref: str, tracking_uri: str | None, experiment: str | None) -> Resolved:
+    uri = tracking.effective_uri(tracking_uri)
+    mlflow_client = tracking.client(uri)
+    run_id = run_id_of(ref)
+    if run_id is not None:
+        with tracking.store_errors(uri, missing=f"no run with id {run_id} in {uri}"):
+            try:
+                run = mlflow_client.get_run(run_id)
+            except Exception as exc:
+                if not (tracking.is_not_found(exc) and experiment and not ref.startswith("runs:/")):
+                    raise
+                run = find_run_by_name(mlflow_client, ref, experiment, uri)
+    elif experiment:
+        run = find_run_by_name(mlflow_client, ref, experiment, uri)
+    else:
+        raise ResolveError(
+            f"{ref!r} is not a fingerprint file, a run id or runs:/<id>; to use a "
+            "run name, give its experiment with -e EXPERIMENT"
+        )
+    info = run.info
+    record, notes = download_record(mlflow_client, info.run_id, ref, uri)
+    return Resolved(
+        RunRef(ref, info.run_id, "run", info.run_name, str(info.experiment_id)),
+        record,
+        notes,
+        MappingProxyType(dict(run.data.metrics)),
+        MappingProxyType(dict(run.data.tags)),
+        uri,
+    )
+
+
+def resolve(
+    value: Any,
+    *,
+    tracking_uri: str | None = None,
+    experiment: str | None = None,
+    label: str = "fingerprint",
+) -> Resolved:
+    """Resolve a run id, ``runs:/<id>``, run name (with ``experiment``), JSON path, Fingerprint
+    or record mapping."""
+    if isinstance(value, Fingerprint | Mapping):
+        return from_object(value, label)
+    if isinstance(value, Path):
+        return from_file(value, str(value))
+    if not isinstance(value, str) or not value.strip():
+        raise ResolveError(
+            f"cannot compare {value!r}: give a run id, runs:/<id>, a run name or a "
+            "fingerprint JSON file"
+        )
+    ref = value.strip()
+    if looks_like_file(ref) and not ref.startswith("runs:/"):
+        return from_file(Path(ref), ref)
+    return from_run(ref, tracking_uri, experiment)

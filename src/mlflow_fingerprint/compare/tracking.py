@@ -1,0 +1,148 @@
+"""The comparator's only door to MLflow: a client, and store failures turned into one line.
+
+mlflow is imported here, lazily, so diffing two fingerprint files never pays for it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .errors import ResolveError
+
+FINGERPRINT_ARTIFACT = "fingerprint/fingerprint.json"
+HASH_TAGS = {
+    "all": "fingerprint.hash",
+    "env": "fingerprint.hash.env",
+    "numerics": "fingerprint.hash.numerics",
+    "recipe": "fingerprint.hash.recipe",
+}
+SEED_TAG = "fingerprint.seed"
+
+
+def effective_uri(tracking_uri: str | None) -> str:
+    """The URI MLflow will use: the given one, else $MLFLOW_TRACKING_URI, else its default."""
+    if tracking_uri:
+        return tracking_uri
+    import mlflow
+
+    return str(mlflow.get_tracking_uri())
+
+
+def sqlite_file(uri: str) -> Path | None:
+    """The database file a ``sqlite:///`` URI names (existing or not); None for other stores."""
+    if not uri.startswith("sqlite:"):
+        return None
+    from sqlalchemy.engine import make_url
+
+    database = make_url(uri).database
+    return Path(database) if database and database != ":memory:" else None
+
+
+def client(tracking_uri: str | None) -> Any:
+    """An ``MlflowClient`` on ``tracking_uri``; a store that cannot be opened is a ResolveError.
+
+    A sqlite file that does not exist is refused: MLflow would create an empty store there (and
+    its directories), and a reader must never write.
+    """
+    uri = effective_uri(tracking_uri)
+    path = sqlite_file(uri)
+    if path is not None and not path.is_file():
+        raise ResolveError(f"no MLflow database at {path} (tracking URI {uri})")
+    with store_errors(uri):
+        from mlflow import MlflowClient
+
+        return MlflowClient(tracking_uri=uri)
+
+
+CONNECTION_FAILURES = (
+    "Max retries exceeded",
+    "Connection refused",
+    "NewConnectionError",
+    "timed out",
+    "Failed to establish",
+)
+
+
+def first_line(exc: BaseException, limit: int = 200) -> str:
+    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def failure_reason(exc: BaseException) -> str:
+    """Why a store call failed, in a few words: a refused connection says just that."""
+    text = str(exc)
+    if any(marker in text for marker in CONNECTION_FAILURES):
+        return "could not connect"
+    return first_line(exc)
+
+
+def is_not_found(exc: BaseException) -> bool:
+    return getattr(exc, "error_code", None) in ("RESOURCE_DOES_NOT_EXIST", "NOT_FOUND")
+
+
+@contextmanager
+def store_errors(uri: str, missing: str | None = None) -> Iterator[None]:
+    """Turn whatever a store raises into a ResolveError naming ``uri``.
+
+    ``missing`` is the message for "no such run/experiment"; every other failure (refused
+    connection, unreadable database, server error) says the store did not answer.
+    """
+    try:
+        yield
+    except ResolveError:
+        raise
+    except Exception as exc:
+        if missing is not None and is_not_found(exc):
+            raise ResolveError(missing) from None
+        raise ResolveError(f"tracking store {uri} did not answer: {failure_reason(exc)}") from None
+
+
+def search_all_runs(
+    mlflow_client: Any, experiment_ids: list[str], filter_string: str, max_results: int
+) -> list[Any]:
+    """Runs matching ``filter_string`` (evaluated by the store), at most ``max_results``."""
+    runs: list[Any] = []
+    token = None
+    while len(runs) < max_results:
+        page = mlflow_client.search_runs(
+            experiment_ids,
+            filter_string=filter_string,
+            max_results=min(1000, max_results - len(runs)),
+            page_token=token,
+            order_by=["attributes.start_time DESC"],
+        )
+        runs.extend(page)
+        token = page.token
+        if not token:
+            break
+    return runs
+
+
+def quote(value: str) -> str:
+    """A string literal for an MLflow filter: single quotes unless the value holds one."""
+    if "'" not in value:
+        return f"'{value}'"
+    if '"' not in value:
+        return f'"{value}"'
+    raise ResolveError(f"cannot search for a value holding both quote characters: {value!r}")
+
+
+# A command line must fail fast and quietly: MLflow's defaults retry an unreachable server for
+# minutes, log INFO lines and draw download progress bars on stderr. A user's own settings win.
+CLI_ENV_DEFAULTS = {
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+    "MLFLOW_HTTP_REQUEST_TIMEOUT": "30",
+    "MLFLOW_LOGGING_LEVEL": "WARNING",
+    "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR": "false",
+}
+
+
+def cli_defaults() -> None:
+    """Apply CLI_ENV_DEFAULTS where unset; call before mlflow is imported."""
+    for name, value in CLI_ENV_DEFAULTS.items():
+        os.environ.setdefault(name, value)

@@ -1,0 +1,29 @@
+"""Renderers of a comparator Report: text (rich on a terminal), json, markdown and html."""
+
+from __future__ import annotations
+
+import json
+
+from ..compare.report import Report
+
+FORMATS = ("text", "json", "markdown", "html")
+EXTENSIONS = {"text": "txt", "json": "json", "markdown": "md", "html": "html"}
+
+
+def render(report: Report, fmt: str, include_none: bool = False, rich: bool = False) -> str:
+    """``report`` in ``fmt``; ``rich`` picks coloured tables for text on a terminal."""
+    if fmt == "json":
+        return json.dumps(report.to_dict(include_none), indent=2, default=str) + "\n"
+    if fmt == "markdown":
+        from .markdown import render as markdown
+
+        return markdown(report, include_none)
+    if fmt == "html":
+        from .html import render as html
+
+        return html(report, include_none)
+    if fmt == "text":
+        from .text import render_plain, render_rich
+
+        return (render_rich if rich else render_plain)(report, include_none)
+    raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")

@@ -1,0 +1,111 @@
+"""Words and number formats every output format shares, so text, markdown and HTML agree."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from ..compare.fields import MISSING
+from ..compare.report import MetricComparison, Report
+from ..fingerprint import is_unavailable
+
+MAX_VALUE_CHARS = 60
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def verdict_sentence(report: Report) -> str:
+    """One sentence a person reads first: what happened and where to look."""
+    effective = report.effective_differences
+    top = f" most likely {effective[0].field}." if effective else ""
+    if report.verdict == "same_results":
+        tail = (
+            f" The fingerprints differ in {plural(len(effective), 'setting')} that can change "
+            "results, which did not change them here."
+            if effective
+            else ""
+        )
+        return f"The shared metrics are equal.{tail}"
+    if report.verdict == "explained":
+        return (
+            f"The metrics differ, and the fingerprints differ in "
+            f"{plural(len(effective), 'setting')} that can change results:{top}"
+        )
+    if report.verdict == "nondeterministic":
+        return (
+            "The metrics differ although the fingerprints are equivalent; both runs allow "
+            "run-to-run variation (see enablers)."
+        )
+    if report.verdict == "unexplained":
+        return (
+            "The metrics differ, the fingerprints are equivalent and nothing recorded allows "
+            "run-to-run variation."
+        )
+    if effective:
+        return (
+            f"No metrics compared; {plural(len(effective), 'difference')} can change results:{top}"
+        )
+    return "No metrics compared; nothing that can change results differs."
+
+
+def value_text(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
+    """A field value as a person reads it: absent, unavailable, or JSON-ish, shortened."""
+    if value is MISSING:
+        return "absent"
+    if is_unavailable(value):
+        return "unavailable"
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def number(value: float | None) -> str:
+    """Metric values: up to 8 significant digits, exact where short."""
+    if value is None:
+        return "—"
+    if math.isnan(value):
+        return "nan"
+    return f"{value:.8g}"
+
+
+def percent(value: float | None) -> str:
+    if value is None or math.isnan(value):
+        return "—"
+    return f"{value * 100:.3g}%"
+
+
+def divergence_text(metric: MetricComparison) -> str:
+    if metric.first_divergence_step is None:
+        return "none"
+    return f"step {metric.first_divergence_step}"
+
+
+def equal_text(metric: MetricComparison) -> str:
+    if metric.bitwise_equal:
+        return "bitwise"
+    return "within tol" if metric.equal else "no"
+
+
+def spread_text(metric: MetricComparison) -> str:
+    s = metric.spread
+    if s is None:
+        return ""
+    where = "outside" if s.outside else "within"
+    return (
+        f"{where} seed noise ({s.seeds} seeds, range {number(s.low)}–{number(s.high)}, "
+        f"std {number(s.std)})"
+    )
+
+
+def hidden_line(report: Report, include_none: bool) -> str | None:
+    hidden = len(report.differences) - len(report.shown_differences(include_none))
+    if not hidden:
+        return None
+    return f"{plural(hidden, 'difference')} that change nothing hidden; --all shows them."
+
+
+def show_enablers(report: Report, include_none: bool) -> bool:
+    """Enablers answer "why then?" when nothing that matters differs; --all shows them always."""
+    return bool(report.enablers) and (include_none or not report.effective_differences)

@@ -1,0 +1,108 @@
+"""One self-contained HTML file: verdict, curves with the first divergence, the differences table.
+
+No script and no external CSS or fonts: it must open offline, from an MLflow artifact or a CI
+download, exactly as written. Every value from a record is escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+from ..compare.report import Report
+from . import common
+from .svg import chart
+
+STYLE = """
+body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1.5em}
+td,th{border:1px solid #ddd;padding:.3em .6em;text-align:left;vertical-align:top}
+th{background:#f3f3f3}
+code{font-size:.9em}
+.verdict{font-size:1.3em}
+.same_results{color:#2e7d32}.explained,.nondeterministic,.unexplained{color:#c62828}
+.effect-recipe{color:#8e24aa}.effect-randomness{color:#ef6c00}.effect-numerics{color:#00838f}
+.effect-none{color:#888}
+"""
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _code(text: str) -> str:
+    return f"<code>{escape(text)}</code>"
+
+
+def render(report: Report, include_none: bool = False) -> str:
+    a, b = report.a.label, report.b.label
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>fingerprint diff: {escape(report.verdict)}</title>",
+        f"<style>{STYLE}</style></head><body>",
+        f'<p class="verdict">Verdict: <strong class="{escape(report.verdict)}">'
+        f"{escape(report.verdict)}</strong></p>",
+        f"<p>{escape(common.verdict_sentence(report))}</p>",
+        f"<p>A: {_code(a)}<br>B: {_code(b)}</p>",
+    ]
+    for metric in report.metrics:
+        out += [f"<h3>{escape(metric.name)}</h3>", chart(metric, a, b)]
+    if report.metrics:
+        out += [
+            "<h2>Metrics</h2>",
+            _table(
+                ("metric", "A", "B", "|Δ|", "rel", "equal", "first divergence", "noise"),
+                [
+                    (
+                        _code(m.name),
+                        common.number(m.a),
+                        common.number(m.b),
+                        common.number(m.abs_diff),
+                        common.percent(m.rel_diff),
+                        common.equal_text(m),
+                        escape(common.divergence_text(m)),
+                        escape(common.spread_text(m)),
+                    )
+                    for m in report.metrics
+                ],
+            ),
+        ]
+    shown = report.shown_differences(include_none)
+    out.append("<h2>Differences, most likely cause first</h2>")
+    if shown:
+        out.append(
+            _table(
+                ("#", "field", "A", "B", "effect", "why", "source"),
+                [
+                    (
+                        str(d.rank),
+                        _code(d.field),
+                        _code(common.value_text(d.a)),
+                        _code(common.value_text(d.b)),
+                        f'<span class="effect-{escape(d.effect)}">{escape(d.effect)}</span>',
+                        escape(d.explanation),
+                        escape(d.source),
+                    )
+                    for d in shown
+                ],
+            )
+        )
+    else:
+        out.append("<p>No differences that can change results.</p>")
+    hidden = common.hidden_line(report, include_none)
+    if hidden:
+        out.append(f"<p><em>{escape(hidden)}</em></p>")
+    if common.show_enablers(report, include_none):
+        out.append("<h2>Enablers (present in both runs)</h2><ul>")
+        out += [
+            f"<li>{_code(e.field)}: {escape(e.explanation)} Fix: {_code(e.fix)}</li>"
+            for e in report.enablers
+        ]
+        out.append("</ul>")
+    if report.notes:
+        out.append("<ul>" + "".join(f"<li>{escape(n)}</li>" for n in report.notes) + "</ul>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,87 @@
+"""GitHub-flavoured Markdown, for a pull-request comment or a CI job summary."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..compare.report import Report
+from . import common
+
+
+def cell(text: str) -> str:
+    """Table-safe: pipes escaped (GFM honours that inside code spans too), newlines flattened."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def code(text: str) -> str:
+    """A code span; a backtick inside would end it, so it becomes a look-alike."""
+    return f"`{text.replace('`', 'ˋ')}`"
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(row) + " |" for row in rows),
+    ]
+
+
+def render(report: Report, include_none: bool = False) -> str:
+    out = [
+        f"### fingerprint diff: **{report.verdict}**",
+        "",
+        common.verdict_sentence(report),
+        "",
+        f"- A: {code(report.a.label)}",
+        f"- B: {code(report.b.label)}",
+        "",
+    ]
+    shown = report.shown_differences(include_none)
+    if shown:
+        out += table(
+            ("#", "field", "A", "B", "effect", "why"),
+            [
+                (
+                    str(d.rank),
+                    code(d.field),
+                    code(cell(common.value_text(d.a))),
+                    code(cell(common.value_text(d.b))),
+                    d.effect,
+                    cell(d.explanation),
+                )
+                for d in shown
+            ],
+        )
+    else:
+        out.append("No differences that can change results.")
+    hidden = common.hidden_line(report, include_none)
+    if hidden:
+        out += ["", f"_{hidden}_"]
+    if report.metrics:
+        out += [
+            "",
+            *table(
+                ("metric", "A", "B", "\\|Δ\\|", "rel", "equal", "first divergence", "noise"),
+                [
+                    (
+                        code(m.name),
+                        common.number(m.a),
+                        common.number(m.b),
+                        common.number(m.abs_diff),
+                        common.percent(m.rel_diff),
+                        common.equal_text(m),
+                        common.divergence_text(m),
+                        cell(common.spread_text(m)),
+                    )
+                    for m in report.metrics
+                ],
+            ),
+        ]
+    if common.show_enablers(report, include_none):
+        out += ["", "**Enablers** (present in both runs):", ""]
+        out += [
+            f"- {code(e.field)}: {cell(e.explanation)} Fix: {code(e.fix)}" for e in report.enablers
+        ]
+    if report.notes:
+        out += ["", *(f"> {cell(n)}" for n in report.notes)]
+    return "\n".join(out) + "\n"

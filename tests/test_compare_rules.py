@@ -1,0 +1,206 @@
+"""The rules module: every rule is sound on its own, and conditional where the facts are."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from mlflow_fingerprint import diff
+from mlflow_fingerprint.compare.fields import FieldChange
+from mlflow_fingerprint.compare.rules import EFFECTS, RULES, classify
+from test_compare_support import SHARED, cpu_record, edit, gpu_record, seeded
+
+
+def effect_of(report, field):
+    found = [d for d in report.differences if d.field == field]
+    assert found, f"{field} not among {[d.field for d in report.differences]}"
+    return found[0]
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.pattern)
+def test_rule_is_well_formed_and_cites_a_real_row(rule):
+    assert rule.effect in EFFECTS
+    assert 1 <= rule.prior <= 3
+    text = rule.explanation
+    assert text.endswith(".")
+    assert "\n" not in text
+    assert text == text.strip()
+    assert len(re.findall(r"[.!?](\s|$)", text)) == 1, "one sentence"
+    cited = SHARED / rule.source.file
+    if not SHARED.is_dir():
+        pytest.skip("../shared is not beside this checkout")
+    assert rule.source.row in cited.read_text(), f"{rule.source} does not cite a real row"
+
+
+def test_rule_patterns_are_unique():
+    patterns = [r.pattern for r in RULES]
+    assert len(patterns) == len(set(patterns))
+
+
+def test_field_without_a_rule_falls_back_to_its_hash_group():
+    record = cpu_record()
+    recipe = classify(FieldChange("data.loaders.0.new_flag", 1, 2), record, record)
+    env = classify(FieldChange("torch.new_build_knob", 1, 2), record, record)
+    volatile = classify(FieldChange("platform.hostname_like", 1, 2), record, record)
+    assert recipe.effect == "recipe"
+    assert env.effect == "numerics"
+    assert volatile.effect == "none"
+
+
+@pytest.mark.parametrize(
+    ("gpu", "expected"),
+    [
+        ("v100", "none"),
+        ("t4", "none"),
+        ("a100", "numerics"),
+        ("rtx3090", "numerics"),
+        ("l4", "numerics"),
+        ("h100", "numerics"),
+    ],
+)
+def test_tf32_matters_only_from_compute_capability_8(gpu, expected):
+    off = gpu_record(gpu)
+    on = edit(off, **{"numerics.fp32_precision.cuda_matmul": "tf32"})
+    assert effect_of(diff(off, on), "numerics.fp32_precision.cuda_matmul").effect == expected
+
+
+def test_tf32_on_a_cpu_only_run_is_none():
+    record = cpu_record()
+    report = diff(record, edit(record, **{"numerics.fp32_precision.cuda_matmul": "tf32"}))
+    assert effect_of(report, "numerics.fp32_precision.cuda_matmul").effect == "none"
+    assert report.exit_code == 0
+
+
+def test_fp32_precision_spellings_with_one_meaning_are_not_a_difference():
+    record = gpu_record("a100")
+    same = edit(
+        record,
+        **{
+            "numerics.fp32_precision.cuda_matmul": "none",
+            "numerics.fp32_precision.mkldnn_matmul": "highest",
+            "numerics.raw.cuda_matmul_fp32_precision": "ieee",
+        },
+    )
+    report = diff(record, same)
+    assert not report.effective_differences
+    assert [d.field for d in report.differences] == ["numerics.raw.cuda_matmul_fp32_precision"]
+
+
+def test_cudnn_differences_on_a_cpu_only_run_are_none():
+    record = cpu_record()
+    other = edit(
+        record, **{"determinism.cudnn_benchmark": True, "determinism.cudnn_deterministic": True}
+    )
+    report = diff(record, other)
+    assert {d.effect for d in report.differences} == {"none"}
+    assert report.exit_code == 0
+
+
+def test_cudnn_benchmark_on_a_gpu_run_is_numerics_and_top():
+    record = gpu_record("a100")
+    report = diff(record, edit(record, **{"determinism.cudnn_benchmark": True}))
+    top = report.differences[0]
+    assert (top.field, top.effect) == ("determinism.cudnn_benchmark", "numerics")
+
+
+@pytest.mark.parametrize(
+    ("torch", "deterministic", "expected"),
+    [
+        ("2.9.1+cu128", True, "numerics"),
+        ("2.9.1+cu128", False, "none"),
+        ("2.10.0+cu128", True, "none"),
+    ],
+)
+def test_cublas_workspace_config_only_before_torch_2_10_with_determinism(
+    torch, deterministic, expected
+):
+    record = edit(
+        gpu_record("a100"),
+        **{"torch.version": torch, "determinism.deterministic_algorithms": deterministic},
+    )
+    other = edit(record, **{"determinism.env.CUBLAS_WORKSPACE_CONFIG": ":4096:8"})
+    found = effect_of(diff(record, other), "determinism.env.CUBLAS_WORKSPACE_CONFIG")
+    assert found.effect == expected
+
+
+def test_cublas_workspace_config_on_cpu_is_none():
+    record = edit(
+        cpu_record(), **{"torch.version": "2.4.0", "determinism.deterministic_algorithms": True}
+    )
+    other = edit(record, **{"determinism.env.CUBLAS_WORKSPACE_CONFIG": ":4096:8"})
+    assert (
+        effect_of(diff(record, other), "determinism.env.CUBLAS_WORKSPACE_CONFIG").effect == "none"
+    )
+
+
+def loader(num_workers, **extra):
+    return {"batch_size": 32, "num_workers": num_workers, "shuffle": True, **extra}
+
+
+def test_num_workers_is_randomness_unless_the_dataset_draws_nothing_in_workers():
+    record = cpu_record()
+    a = edit(record, **{"data.loaders": [loader(0)]})
+    b = edit(record, **{"data.loaders": [loader(2)]})
+    assert effect_of(diff(a, b), "data.loaders.0.num_workers").effect == "randomness"
+    a = edit(record, **{"data.loaders": [loader(0, dataset={"class": "D", "draws_random": False})]})
+    b = edit(record, **{"data.loaders": [loader(2, dataset={"class": "D", "draws_random": False})]})
+    assert effect_of(diff(a, b), "data.loaders.0.num_workers").effect == "none"
+
+
+def test_two_unseeded_runs_differ_in_randomness_first():
+    record = cpu_record()
+    other = edit(record, **{"seeds.torch_initial_seed": 42})
+    top = diff(record, other).differences[0]
+    assert (top.field, top.effect) == ("seeds.torch_initial_seed", "randomness")
+    assert "Neither run was seeded" in top.explanation
+
+
+def test_rng_state_digest_matters_only_right_after_the_same_seed():
+    base = edit(seeded(cpu_record(), 0), **{"seeds.captured_at_stage": "after_seed"})
+    moved = edit(base, **{"seeds.state_digests.torch_cpu": "0" * 16})
+    assert effect_of(diff(base, moved), "seeds.state_digests.torch_cpu").effect == "randomness"
+    later = edit(base, **{"seeds.captured_at_stage": "capture"})
+    moved_later = edit(later, **{"seeds.state_digests.torch_cpu": "0" * 16})
+    assert effect_of(diff(later, moved_later), "seeds.state_digests.torch_cpu").effect == "none"
+
+
+def test_deterministic_algorithms_on_cpu_is_a_weak_numerics_cause():
+    record = cpu_record()
+    report = diff(record, edit(record, **{"determinism.deterministic_algorithms": True}))
+    found = effect_of(report, "determinism.deterministic_algorithms")
+    assert found.effect == "numerics"
+    assert "On CPU" in found.explanation
+
+
+def test_a_recipe_or_randomness_difference_outranks_numerics_which_outranks_none():
+    record = gpu_record("a100")
+    other = edit(
+        record,
+        **{
+            "torch.threads.intra_op": 7,
+            "platform.hostname": "elsewhere",
+            "data.declared.batch_size": 64,
+            "numerics.fp32_precision.cuda_matmul": "tf32",
+        },
+    )
+    ranked = [(d.field, d.effect) for d in diff(record, other).differences]
+    assert ranked[0] == ("data.declared.batch_size", "recipe")
+    assert [e for _, e in ranked] == sorted(
+        (e for _, e in ranked), key=["recipe", "numerics", "none"].index
+    )
+    assert ranked.index(("numerics.fp32_precision.cuda_matmul", "numerics")) < ranked.index(
+        ("torch.threads.intra_op", "numerics")
+    ), "TF32 on Ampere is the likelier numerics cause"
+
+
+def test_a_field_only_one_run_recorded_ranks_after_known_differences():
+    record = cpu_record()
+    other = edit(
+        record, **{"git": {"unavailable": "not a git repository"}, "data.declared.batch_size": 64}
+    )
+    report = diff(record, other)
+    assert report.differences[0].field == "data.declared.batch_size"
+    commit = effect_of(report, "git.commit")
+    assert commit.effect == "recipe"
+    assert commit.explanation.startswith("Only one run recorded")
