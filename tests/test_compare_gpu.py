@@ -45,6 +45,21 @@ def test_tf32_on_versus_off_two_volta_gpus_is_none_two_ampere_is_numerics():
         assert found["numerics.fp32_precision.cudnn_conv"] == expected, gpu
 
 
+def test_tf32_requested_on_volta_against_ieee_on_ampere_is_not_a_precision_difference():
+    v100_on = edit(seeded(gpu_record("v100"), 0), **TF32_ON)
+    a100_off = edit(seeded(gpu_record("a100"), 0), **TF32_OFF)
+    report = diff(v100_on, a100_off)
+    found = {d.field: d for d in report.differences}
+    assert found["numerics.fp32_precision.cuda_matmul"].effect == "none"
+    assert "both computed in ieee" in found["numerics.fp32_precision.cuda_matmul"].explanation
+    assert report.differences[0].field.startswith("gpu.devices.0.")
+    # ...but TF32 that really ran on the Ampere side is a precision difference.
+    v100_off = edit(seeded(gpu_record("v100"), 0), **TF32_OFF)
+    a100_on = edit(seeded(gpu_record("a100"), 0), **TF32_ON)
+    found = {d.field: d.effect for d in diff(v100_off, a100_on).differences}
+    assert found["numerics.fp32_precision.cuda_matmul"] == "numerics"
+
+
 def test_h100_against_h200_is_a_weak_numerics_cause_with_memory_hidden():
     h100, h200 = seeded(gpu_record("h100"), 0), seeded(gpu_record("h200"), 0)
     report = diff(h100, h200)

@@ -64,15 +64,32 @@ def gpu_only(ctx: Context) -> Outcome | None:
 
 
 def tf32(ctx: Context) -> Outcome | None:
-    """TF32 exists only on compute capability 8.0 and newer."""
-    if facts.tf32_capable(ctx.a) or facts.tf32_capable(ctx.b):
+    """TF32 exists only on compute capability 8.0 and newer: a run on an older GPU computes in
+    IEEE fp32 whatever its flag says, so only the precision each run *got* can differ."""
+    capable_a, capable_b = facts.tf32_capable(ctx.a), facts.tf32_capable(ctx.b)
+    if not (capable_a or capable_b):
+        return Outcome(
+            "none",
+            "TF32 tensor cores exist only on compute capability 8.0 and newer "
+            f"(Ampere+), which neither run had ({_pair(ctx)}), so this flag "
+            "changes nothing.",
+        )
+    got_a = _effective_precision(ctx.change.a, capable_a)
+    got_b = _effective_precision(ctx.change.b, capable_b)
+    if capable_a != capable_b and got_a is not None and got_a == got_b:
+        return Outcome(
+            "none",
+            f"Only one run's GPU can use TF32 ({_pair(ctx)}), and both computed in {got_a}: "
+            "the flag differs but the precision did not; the GPU difference is the cause.",
+        )
+    return None
+
+
+def _effective_precision(value: Any, capable: bool) -> str | None:
+    """What an fp32_precision value means on the run's GPU; None for non-precision fields."""
+    if value not in ("tf32", "ieee"):
         return None
-    return Outcome(
-        "none",
-        "TF32 tensor cores exist only on compute capability 8.0 and newer "
-        f"(Ampere+), which neither run had ({_pair(ctx)}), so this flag "
-        "changes nothing.",
-    )
+    return value if capable else "ieee"
 
 
 def gpu_model(ctx: Context) -> Outcome | None:
