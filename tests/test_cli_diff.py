@@ -249,3 +249,20 @@ def test_json_file_diff_imports_neither_torch_nor_mlflow(tmp_path):
     )
     assert done.stderr.strip() == "1 []", done.stderr
     assert json.loads(done.stdout)["differences"][0]["field"] == "seeds.requested"
+
+
+def test_newer_schema_is_compared_with_a_note_but_its_shape_still_checked(capsys, tmp_path):
+    newer = json.loads(json.dumps(cpu_record()))
+    newer["schema_version"] = 99
+    good = tmp_path / "newer.json"
+    good.write_text(json.dumps(newer))
+    code, out, err = run_cli(capsys, str(good), str(good), "--format", "json")
+    assert code == 0, err
+    assert any("newer than this release" in note for note in json.loads(out)["notes"])
+
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"schema_version": 99, "gpu": 5}))
+    code, out, err = run_cli(capsys, str(bad), str(good))
+    assert code == 2
+    assert "section 'gpu' is not an object" in err
+    assert err.count("\n") == 1

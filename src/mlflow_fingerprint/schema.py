@@ -14,23 +14,49 @@ from .fingerprint import SCHEMA_VERSION, SECTIONS, FingerprintError, unavailable
 # version -> function that turns a record of that version into one of version + 1.
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
+# A real record is under ten levels deep. Everything that walks a record (freezing, hashing,
+# the comparator's field walk) recurses, so a deeper one is refused here, by a loop, with a
+# message, instead of failing later with a RecursionError.
+MAX_DEPTH = 64
 
-def migrate(record: Any) -> dict[str, Any]:
-    """Validate the outer shape of a record and bring it to SCHEMA_VERSION."""
+
+def check_depth(record: Any, limit: int = MAX_DEPTH) -> None:
+    """FingerprintError if ``record`` nests objects/arrays more than ``limit`` levels deep."""
+    stack: list[tuple[Any, int]] = [(record, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, Mapping):
+            children: Any = node.values()
+        elif isinstance(node, list | tuple):
+            children = node
+        else:
+            continue
+        if depth > limit:
+            raise FingerprintError(f"nested more than {limit} levels deep")
+        stack.extend((child, depth + 1) for child in children)
+
+
+def migrate(record: Any, allow_newer: bool = False) -> dict[str, Any]:
+    """Validate the outer shape of a record and bring it to SCHEMA_VERSION.
+
+    ``allow_newer`` lets the comparator read a newer release's record as it is (its known fields
+    still compare); the shape is validated all the same, so a malformed one is still refused.
+    """
     if not isinstance(record, Mapping):
         raise FingerprintError(f"expected a JSON object, got {type(record).__name__}")
     version = record.get("schema_version")
     if isinstance(version, bool) or not isinstance(version, int):
         raise FingerprintError("no integer schema_version field")
-    if version > SCHEMA_VERSION:
+    if version > SCHEMA_VERSION and not allow_newer:
         raise FingerprintError(
             f"schema_version {version} is newer than this release reads ({SCHEMA_VERSION}); "
             "upgrade mlflow-fingerprint"
         )
     if version < 1:
         raise FingerprintError(f"schema_version {version} is not a valid version")
+    check_depth(record)
     out = dict(record)
-    while out["schema_version"] < SCHEMA_VERSION:
+    while out["schema_version"] < SCHEMA_VERSION:  # never true for a newer record
         out = MIGRATIONS[out["schema_version"]](out)
     for name in SECTIONS:
         section = out.get(name)

@@ -129,6 +129,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             message = _first_line(exc)
         else:
             message = f"{type(exc).__name__}: {_first_line(exc)}"
+        from ..redact import redact_text, secret_env_values
+
+        message = redact_text(message, secret_env_values())  # an error must not leak either
         print(f"fingerprint {args.command}: error: {message}", file=sys.stderr)
         if os.environ.get("MLFLOW_FINGERPRINT_DEBUG"):
             raise

@@ -8,6 +8,7 @@ Lists of scalars (CPU flags) are one value; lists of objects (GPUs, DataLoaders)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -81,6 +82,8 @@ def same_value(a: Any, b: Any) -> bool:
         return False  # JSON true is not 1
     if isinstance(a, list | tuple) and isinstance(b, list | tuple):
         return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True  # a NaN recorded in both runs is the same record, whatever IEEE says
     return bool(a == b)
 
 

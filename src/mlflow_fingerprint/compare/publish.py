@@ -24,7 +24,9 @@ def target_run_id(ref: str, tracking_uri: str | None, experiment: str | None) ->
                 "name, give its experiment with -e EXPERIMENT"
             )
         return mlflow_client, find_run_by_name(mlflow_client, ref, experiment, uri).info.run_id
-    with tracking.store_errors(uri, missing=f"--log-to: no run with id {run_id} in {uri}"):
+    with tracking.store_errors(
+        uri, missing=f"--log-to: no run with id {run_id} in {tracking.shown(uri)}"
+    ):
         mlflow_client.get_run(run_id)
     return mlflow_client, run_id
 

@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..fingerprint import SCHEMA_VERSION, Fingerprint, FingerprintError
+from ..schema import migrate
 from . import tracking
 from .errors import ResolveError
 from .report import RunRef
@@ -53,14 +54,18 @@ def parse_record(data: str | bytes, where: str) -> tuple[dict[str, Any], tuple[s
     try:
         return Fingerprint.from_dict(raw).to_dict(), ()
     except FingerprintError as exc:
-        version = raw.get("schema_version") if isinstance(raw, Mapping) else None
-        if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
-            note = (
-                f"{where} has schema_version {version}, newer than this release reads "
-                f"({SCHEMA_VERSION}); its fields were compared as recorded"
-            )
-            return dict(raw), (note,)
-        raise ResolveError(f"{where} is not a fingerprint: {exc}") from None
+        error = exc
+    version = raw.get("schema_version") if isinstance(raw, Mapping) else None
+    if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+        note = (
+            f"{where} has schema_version {version}, newer than this release reads "
+            f"({SCHEMA_VERSION}); its fields were compared as recorded"
+        )
+        try:
+            return migrate(raw, allow_newer=True), (note,)
+        except FingerprintError as exc:  # newer, but not even the shape of a fingerprint
+            error = exc
+    raise ResolveError(f"{where} is not a fingerprint: {error}") from None
 
 
 def from_object(value: Fingerprint | Mapping[str, Any], label: str) -> Resolved:
@@ -103,7 +108,7 @@ def find_experiment_id(mlflow_client: Any, experiment: str, uri: str) -> str:
                 if not tracking.is_not_found(exc):
                     raise
     if found is None:
-        raise ResolveError(f"no experiment named {experiment!r} in {uri}")
+        raise ResolveError(f"no experiment named {experiment!r} in {tracking.shown(uri)}")
     return str(found.experiment_id)
 
 
@@ -139,7 +144,7 @@ def download_record(
                     "mlflow-fingerprint?"
                 ) from None
             raise ResolveError(
-                f"cannot fetch the fingerprint of run {run_id} from {uri}: "
+                f"cannot fetch the fingerprint of run {run_id} from {tracking.shown(uri)}: "
                 f"{tracking.first_line(exc)}"
             ) from None
     return parse_record(data, f"run {run_id}")
@@ -150,7 +155,9 @@ def from_run(ref: str, tracking_uri: str | None, experiment: str | None) -> Reso
     mlflow_client = tracking.client(uri)
     run_id = run_id_of(ref)
     if run_id is not None:
-        with tracking.store_errors(uri, missing=f"no run with id {run_id} in {uri}"):
+        with tracking.store_errors(
+            uri, missing=f"no run with id {run_id} in {tracking.shown(uri)}"
+        ):
             try:
                 run = mlflow_client.get_run(run_id)
             except Exception as exc:

@@ -23,6 +23,13 @@ HASH_TAGS = {
 SEED_TAG = "fingerprint.seed"
 
 
+def shown(uri: str) -> str:
+    """A tracking URI as it may appear in a message: without the credentials it may carry."""
+    from ..redact import strip_url_credentials
+
+    return strip_url_credentials(uri)
+
+
 def effective_uri(tracking_uri: str | None) -> str:
     """The URI MLflow will use: the given one, else $MLFLOW_TRACKING_URI, else its default."""
     if tracking_uri:
@@ -51,11 +58,24 @@ def client(tracking_uri: str | None) -> Any:
     uri = effective_uri(tracking_uri)
     path = sqlite_file(uri)
     if path is not None and not path.is_file():
-        raise ResolveError(f"no MLflow database at {path} (tracking URI {uri})")
+        raise ResolveError(f"no MLflow database at {path} (tracking URI {shown(uri)})")
     with store_errors(uri):
         from mlflow import MlflowClient
 
+        if _cli_mode and path is None and "://" in uri and not uri.startswith(("http", "file")):
+            _fail_fast_database()
         return MlflowClient(tracking_uri=uri)
+
+
+def _fail_fast_database() -> None:
+    """MLflow retries a database that does not answer 10 times with backoff (about 100 s) and
+    logs each try; no setting reaches that loop, so a command line lowers it to one try."""
+    import logging
+
+    from mlflow.store.db import utils
+
+    utils.MAX_RETRY_COUNT = 1
+    logging.getLogger(utils.__name__).setLevel(logging.ERROR)
 
 
 CONNECTION_FAILURES = (
@@ -98,7 +118,8 @@ def store_errors(uri: str, missing: str | None = None) -> Iterator[None]:
     except Exception as exc:
         if missing is not None and is_not_found(exc):
             raise ResolveError(missing) from None
-        raise ResolveError(f"tracking store {uri} did not answer: {failure_reason(exc)}") from None
+        reason = failure_reason(exc)
+        raise ResolveError(f"tracking store {shown(uri)} did not answer: {reason}") from None
 
 
 def search_all_runs(
@@ -142,7 +163,12 @@ CLI_ENV_DEFAULTS = {
 }
 
 
+_cli_mode = False
+
+
 def cli_defaults() -> None:
     """Apply CLI_ENV_DEFAULTS where unset; call before mlflow is imported."""
+    global _cli_mode
+    _cli_mode = True
     for name, value in CLI_ENV_DEFAULTS.items():
         os.environ.setdefault(name, value)
