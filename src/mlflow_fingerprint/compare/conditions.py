@@ -174,9 +174,12 @@ def deterministic_algorithms(ctx: Context) -> Outcome | None:
 
 
 def nccl(ctx: Context) -> Outcome | None:
-    if facts.world_size(ctx.a) > 1 or facts.world_size(ctx.b) > 1:
-        return None
-    return Outcome("none", "Both runs were single-process, so NCCL reduced nothing.")
+    """NCCL sums gradients only in a multi-process run on GPUs (gloo does it on CPU)."""
+    if not (facts.world_size(ctx.a) > 1 or facts.world_size(ctx.b) > 1):
+        return Outcome("none", "Both runs were single-process, so NCCL reduced nothing.")
+    if not (facts.gpu_run(ctx.a) or facts.gpu_run(ctx.b)):
+        return Outcome("none", "Neither run computed on a GPU, so NCCL reduced nothing.")
+    return None
 
 
 def num_workers(ctx: Context) -> Outcome | None:
@@ -216,4 +219,42 @@ def rng_state(ctx: Context) -> Outcome | None:
             "Same seed, yet a different RNG state right after seeding: "
             "something drew random numbers before training started.",
         )
+    return None
+
+
+def _global_batch(record: Record) -> str:
+    """``64 × 2 = 128`` from the first loader's per-device batch size and the world size."""
+    size = facts.world_size(record)
+    batches = [
+        b for loader in facts.loaders(record) if isinstance(b := loader.get("batch_size"), int)
+    ]
+    declared = get_path(record, "data.declared.batch_size")
+    batch = batches[0] if batches else declared if isinstance(declared, int) else None
+    if batch is None:
+        return f"? × {size}"
+    return f"{batch} × {size} = {batch * size}"
+
+
+def world_size(ctx: Context) -> Outcome | None:
+    """Name the global batch each world size implies: that is the recipe change a user sees."""
+    return Outcome(
+        "recipe",
+        "A different number of processes: the global batch (per-device batch × world size) is "
+        f"A: {_global_batch(ctx.a)}, B: {_global_batch(ctx.b)}, each rank sees different data "
+        "(DistributedSampler), and gradients are summed in a different order.",
+        prior=3,
+    )
+
+
+def both_ranked(ctx: Context) -> Outcome | None:
+    """Rank-by-rank fields count only where both runs recorded that rank; otherwise the world
+    size difference already says it."""
+    index = ctx.change.path.split(".")[2] if ctx.change.path.count(".") >= 2 else ""
+    for record in (ctx.a, ctx.b):
+        ranks = get_path(record, "distributed.ranks")
+        if not isinstance(ranks, list | tuple) or not index.isdigit() or int(index) >= len(ranks):
+            return Outcome(
+                "none",
+                "Only one run recorded this rank; distributed.world_size carries the difference.",
+            )
     return None

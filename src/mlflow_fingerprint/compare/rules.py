@@ -80,12 +80,23 @@ MATMUL_TF32 = kb(
 CUDNN_TF32 = kb("cuDNN TF32 (`cudnn.allow_tf32`, `cudnn.conv/rnn.fp32_precision`)")
 ONEDNN = kb("oneDNN/mkldnn `fp32_precision` ('bf16', 'tf32')")
 INDUCTOR = kb("inductor `max_autotune`, `coordinate_descent_tuning`")
+WORLD = kb("World size / GPU count")
+NCCL = kb("NCCL_ALGO / NCCL_PROTO / channel count / NCCL version")
 NONE_CLASS = Source(DESIGN, "`none`: recorded but does not change results")
 PYTHON = Source(SEEDS, "Results also change with batch size, worker count and Python version")
 
 # Ordered by how often each is the answer in practice: the order breaks ties in the ranking.
 RULES: tuple[Rule, ...] = (
     # --- recipe and randomness -------------------------------------------------------------
+    Rule(
+        "distributed.world_size",
+        "recipe",
+        "A different number of processes: the global batch (per-device batch × world size), the "
+        "data each rank sees and the order gradients are summed in all change.",
+        WORLD,
+        prior=3,
+        condition=cond.world_size,
+    ),
     Rule(
         "seeds.requested",
         "randomness",
@@ -260,13 +271,6 @@ RULES: tuple[Rule, ...] = (
         condition=cond.rng_state,
     ),
     Rule("seeds.captured_at_stage", "none", "When the RNG states were read.", NONE_CLASS),
-    Rule(
-        "distributed.world_size",
-        "recipe",
-        "A different number of processes changes the global batch and which data each sees.",
-        kb("World size / GPU count"),
-        prior=3,
-    ),
     Rule(
         "determinism.inductor.fallback_random",
         "randomness",
@@ -756,7 +760,86 @@ RULES: tuple[Rule, ...] = (
     Rule("distributed.local_rank", "none", "Which rank wrote the fingerprint.", NONE_CLASS),
     Rule("distributed.hostname", "none", "The machine's name.", NONE_CLASS),
     Rule(
-        "distributed.ranks", "none", "The per-rank fingerprints; compared rank 0 only.", NONE_CLASS
+        "distributed.ranks",
+        "none",
+        "Where a rank ran (host, local rank); its hashes and stack are compared on their own.",
+        NONE_CLASS,
+    ),
+    # Rank by rank, where both runs recorded that rank (otherwise world_size says it).
+    Rule(
+        "distributed.ranks.*.hashes.numerics",
+        "numerics",
+        "This rank computed with different numerics flags; the all-reduce sums its gradients "
+        "with everyone else's, so the whole run changes.",
+        WORLD,
+        prior=3,
+        condition=cond.both_ranked,
+    ),
+    Rule(
+        "distributed.ranks.*.hashes.recipe",
+        "recipe",
+        "This rank ran a different recipe (seed, data or code).",
+        WORLD,
+        prior=2,
+        condition=cond.both_ranked,
+    ),
+    Rule(
+        "distributed.ranks.*.hashes.env",
+        "numerics",
+        "This rank ran on a different hardware or software stack.",
+        WORLD,
+        prior=2,
+        condition=cond.both_ranked,
+    ),
+    Rule(
+        "distributed.ranks.*.gpu",
+        "numerics",
+        "This rank ran on a different GPU model, whose kernels round differently.",
+        GPU_MODEL,
+        prior=3,
+        condition=cond.both_ranked,
+    ),
+    Rule(
+        "distributed.ranks.*.torch",
+        "numerics",
+        "This rank ran a different torch release, with different kernels.",
+        TORCH,
+        prior=3,
+        condition=cond.both_ranked,
+    ),
+    Rule(
+        "distributed.ranks.*.driver",
+        "numerics",
+        "This rank's GPU driver differs; rarely a cause by itself.",
+        kb("Driver version"),
+        prior=1,
+        condition=cond.both_ranked,
+    ),
+    Rule(
+        "distributed.ranks.*.backend",
+        "numerics",
+        "This rank used a different collective backend.",
+        NCCL,
+        prior=2,
+        condition=cond.both_ranked,
+    ),
+    Rule(
+        "distributed.ranks.*.hashes.fingerprint",
+        "none",
+        "Summary of the rank's three hashes, which are compared on their own.",
+        NONE_CLASS,
+    ),
+    Rule(
+        "distributed.distinct",
+        "none",
+        "How many different stacks the ranks had; the ranks are compared one by one.",
+        WORLD,
+    ),
+    Rule(
+        "distributed.heterogeneous",
+        "none",
+        "Whether the ranks differed among themselves; the ranks are compared one by one.",
+        WORLD,
     ),
     Rule(
         "distributed.initialized",

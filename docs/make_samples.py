@@ -1,0 +1,74 @@
+"""Regenerate the README's sample outputs from real captures and the current code.
+
+The two fingerprints in docs/samples/ were captured by this script through the replay of NVML
+readings recorded on a real A100, with TF32 really switched on and off in torch; the README's
+``fingerprint diff`` block is what the current comparator prints for them, and
+tests/test_readme.py fails when the two drift apart.
+
+    python docs/make_samples.py            # recapture the fingerprints and rewrite the README
+    python docs/make_samples.py --check    # exit 1 if the README block is stale
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "docs" / "samples"
+README = ROOT / "README.md"
+PAIR = (SAMPLES / "a100_tf32_on.json", SAMPLES / "a100_tf32_off.json")
+MARK = "diff-sample"
+
+
+def capture_pair() -> None:
+    import torch
+
+    import mlflow_fingerprint as mfp
+    from mlflow_fingerprint.capture.nvml_replay import NvmlReplay
+
+    replay = ROOT / "tests" / "fixtures" / "gpus" / "a100.json"
+    for path, precision in zip(PAIR, ("tf32", "ieee"), strict=True):
+        torch.backends.cuda.matmul.fp32_precision = precision
+        torch.backends.cudnn.conv.fp32_precision = precision
+        torch.manual_seed(0)
+        record = mfp.capture(nvml=NvmlReplay.from_file(replay)).to_dict()
+        record["cuda"]["torch_built_with"] = "13.0"  # as the CUDA wheel of this torch says
+        path.write_text(json.dumps(record, indent=1) + "\n")
+
+
+def diff_output() -> str:
+    out = subprocess.run(
+        [sys.executable, "-m", "mlflow_fingerprint.cli", "diff", *map(str, PAIR)],
+        capture_output=True, text=True, check=False, cwd=ROOT,
+    )
+    shown = out.stdout.replace(str(ROOT) + "/", "")
+    return f"$ fingerprint diff {' '.join(str(p.relative_to(ROOT)) for p in PAIR)}\n{shown}"
+
+
+def block(text: str) -> str:
+    return f"<!-- {MARK}:start -->\n```text\n{text.rstrip()}\n```\n<!-- {MARK}:end -->"
+
+
+def readme_block(readme: str) -> str | None:
+    match = re.search(rf"<!-- {MARK}:start -->.*?<!-- {MARK}:end -->", readme, re.S)
+    return match.group(0) if match else None
+
+
+def main() -> int:
+    readme = README.read_text()
+    if "--check" in sys.argv:
+        return 0 if readme_block(readme) == block(diff_output()) else 1
+    capture_pair()
+    current = readme_block(readme)
+    if current is None:
+        raise SystemExit(f"README.md has no <!-- {MARK}:start/end --> markers")
+    README.write_text(readme.replace(current, block(diff_output())))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

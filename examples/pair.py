@@ -1,0 +1,90 @@
+"""Train two digits runs that differ in one setting, then print ``fingerprint diff`` of the pair.
+
+Each run is its own process, as two runs of a user's script would be: an unseeded process then
+really draws a fresh seed, and nothing one run set leaks into the other. Shared by the scenario
+scripts beside this file and by the demo.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DIGITS = HERE / "digits.py"
+
+
+@dataclass(frozen=True)
+class Trained:
+    run_id: str
+    name: str
+    seconds: float
+    val_error: float
+
+
+def train(name: str, args: Sequence[str], experiment: str, tracking_uri: str | None) -> Trained:
+    """One digits run in a fresh interpreter; its progress lines pass through to our stderr."""
+    cmd = [
+        sys.executable,
+        str(DIGITS),
+        *args,
+        "--experiment",
+        experiment,
+        "--run-name",
+        name,
+        "--progress",
+    ]
+    if tracking_uri:
+        cmd += ["--tracking-uri", tracking_uri]
+    print(f"  training {name}: digits.py {' '.join(args)}", flush=True)
+    start = time.monotonic()
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True)
+    print("\r" + " " * 40 + "\r", end="", file=sys.stderr, flush=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    return Trained(result["run_id"], name, time.monotonic() - start, result["val_error"])
+
+
+def diff(a: str, b: str, tracking_uri: str | None, fmt: str = "text") -> int:
+    """``fingerprint diff A B`` as a user types it; returns its exit status (0 same, 1 differ)."""
+    cmd = [sys.executable, "-m", "mlflow_fingerprint.cli", "diff", a, b, "--format", fmt]
+    if tracking_uri:
+        cmd += ["--tracking-uri", tracking_uri]
+    print(f"\n$ fingerprint diff {a} {b}", flush=True)
+    return subprocess.run(cmd, check=False).returncode
+
+
+def run_pair(
+    title: str,
+    a: Sequence[str],
+    b: Sequence[str],
+    experiment: str,
+    tracking_uri: str | None = None,
+) -> int:
+    """Train A and B, print the diff, return its exit status."""
+    tracking_uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
+    print(f"== {title}", flush=True)
+    run_a = train("A", a, experiment, tracking_uri)
+    run_b = train("B", b, experiment, tracking_uri)
+    for run in (run_a, run_b):
+        print(
+            f"  {run.name}: run {run.run_id}  val_error {run.val_error:.4f}  ({run.seconds:.1f}s)"
+        )
+    return diff(run_a.run_id, run_b.run_id, tracking_uri)
+
+
+def scenario_main(title: str, a: Sequence[str], b: Sequence[str], experiment: str) -> None:
+    """Entry point of a scenario script: ``--tracking-uri`` is the only option."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=title)
+    parser.add_argument("--tracking-uri", default=None)
+    parser.add_argument("--experiment", default=experiment)
+    args = parser.parse_args()
+    code = run_pair(title, a, b, args.experiment, args.tracking_uri)
+    sys.exit(0 if code in (0, 1) else code)

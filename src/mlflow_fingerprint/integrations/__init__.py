@@ -1,0 +1,27 @@
+"""Thin layers over the run machinery for the trainers people already use.
+
+- ``mlflow_fingerprint.integrations.lightning.FingerprintCallback`` (PyTorch Lightning);
+- ``mlflow_fingerprint.integrations.transformers.FingerprintTrainerCallback`` (Hugging Face).
+
+Each submodule imports its framework; this package imports neither, so ``mlflow_fingerprint``
+never pulls Lightning or transformers in unless the user asks for the callback.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_LAZY = {
+    "FingerprintCallback": "lightning",
+    "FingerprintTrainerCallback": "transformers",
+}
+
+__all__ = list(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(name)

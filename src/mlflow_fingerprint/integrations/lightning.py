@@ -1,0 +1,126 @@
+"""``FingerprintCallback``: the fingerprint of a PyTorch Lightning fit, in its MLFlowLogger run.
+
+Lightning's ``MLFlowLogger`` creates the run (through ``resolve_tags``, so the run context provider
+has tagged it already); the callback adds what only the trainer knows: the seed
+``seed_everything`` left in ``PL_GLOBAL_SEED``, ``Trainer(deterministic=...)`` and the train
+DataLoader's batch size and workers. It captures at ``on_train_start``, the first hook where the
+train DataLoader exists, after Lightning has set its determinism flags.
+
+    trainer = L.Trainer(logger=MLFlowLogger(...), callbacks=[FingerprintCallback()])
+
+Without an MLFlowLogger it logs into the active MLflow run, if any. Importing this module imports
+Lightning (``lightning.pytorch``, else ``pytorch_lightning``).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any
+
+try:
+    from lightning.pytorch.callbacks import Callback
+except ImportError:  # the older distribution name
+    from pytorch_lightning.callbacks import Callback  # type: ignore[no-redef]
+
+from ..fingerprint import Fingerprint
+from ..run.metrics import FingerprintWarning
+from . import _record
+
+SEEDED_BY = "lightning.seed_everything"
+
+
+def _mlflow_logger(trainer: Any) -> Any:
+    for logger in getattr(trainer, "loggers", None) or []:
+        if type(logger).__name__ == "MLFlowLogger":
+            return logger
+    return None
+
+
+def _seed() -> int | None:
+    value = os.environ.get("PL_GLOBAL_SEED")
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+class FingerprintCallback(Callback):
+    """Record the fingerprint of each fit in the trainer's MLflow run (rank 0 only: Lightning's
+    loggers only log there)."""
+
+    def __init__(self, flush_timeout_s: float = 30.0) -> None:
+        self.flush_timeout_s = flush_timeout_s
+        self.fingerprint: Fingerprint | None = None
+        self.run_id: str | None = None
+        self._writer: Any = None
+
+    def _target(self, trainer: Any) -> tuple[str, str, str | None] | None:
+        """(run id, tracking URI, the provider's spool id tag) of the run to log into."""
+        logger = _mlflow_logger(trainer)
+        if logger is not None:
+            run_id = logger.run_id
+            uri = getattr(logger, "_tracking_uri", None) or _mlflow_uri()
+            tags = logger.experiment.get_run(run_id).data.tags
+            return run_id, uri, tags.get("fingerprint.spool_id")
+        import mlflow
+
+        active = mlflow.active_run()
+        if active is None:
+            return None
+        return (
+            active.info.run_id,
+            mlflow.get_tracking_uri(),
+            active.data.tags.get("fingerprint.spool_id"),
+        )
+
+    def on_train_start(self, trainer: Any, pl_module: Any) -> None:
+        if getattr(trainer, "global_rank", 0) != 0:
+            return
+        try:
+            target = self._target(trainer)
+            if target is None:
+                warnings.warn(
+                    "mlflow-fingerprint: FingerprintCallback found no MLFlowLogger and no active "
+                    "MLflow run; nothing recorded",
+                    FingerprintWarning,
+                    stacklevel=2,
+                )
+                return
+            run_id, uri, spool_id = target
+            loader = getattr(trainer, "train_dataloader", None)
+            loaders = _record.loader_records(loader)
+            connector = getattr(trainer, "_accelerator_connector", None)
+            fp = self.fingerprint = _record.capture_for_trainer(
+                seed=_seed(),
+                seeded_by=SEEDED_BY,
+                declared={
+                    "batch_size": getattr(loader, "batch_size", None),
+                    "num_workers": getattr(loader, "num_workers", None),
+                    "world_size": getattr(trainer, "world_size", None),
+                },
+                deterministic=getattr(connector, "deterministic", None),
+                loaders=loaders,
+            )
+            _record.replace_provider_pending(spool_id, fp)
+            self._writer = _record.record_into_run(
+                run_id, uri, fp, {"fingerprint.integration": "lightning"}
+            )
+            self.run_id = run_id
+        except Exception as exc:  # recording must never stop the fit
+            warnings.warn(
+                f"mlflow-fingerprint: could not record the fingerprint: {exc}",
+                FingerprintWarning,
+                stacklevel=2,
+            )
+
+    def teardown(self, trainer: Any, pl_module: Any, stage: str) -> None:
+        """Wait (bounded) until MLflow holds the fingerprint: the fit is over, the run too."""
+        if self._writer is not None:
+            self._writer.flush(self.flush_timeout_s)
+
+
+def _mlflow_uri() -> str:
+    import mlflow
+
+    return mlflow.get_tracking_uri()

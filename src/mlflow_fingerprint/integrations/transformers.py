@@ -1,0 +1,90 @@
+"""``FingerprintTrainerCallback``: the fingerprint of a Hugging Face ``Trainer`` run.
+
+HF's ``MLflowCallback`` opens the run with ``mlflow.start_run`` in its ``on_train_begin`` (so the
+run context provider has tagged it) and logs ``TrainingArguments`` as params. This callback runs
+after it (user callbacks follow the reporting ones) and adds the fingerprint, with what only the
+arguments say: ``seed``, ``full_determinism``, ``tf32``, the per-device batch size, the
+DataLoader workers and the world size.
+
+    args = TrainingArguments(..., report_to=["mlflow"])
+    Trainer(model, args, callbacks=[FingerprintTrainerCallback()])
+
+It logs into the active MLflow run; with none (``report_to`` without mlflow) it warns once and
+records nothing. Importing this module imports ``transformers``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from transformers import TrainerCallback
+
+from ..fingerprint import Fingerprint
+from ..run.metrics import FingerprintWarning
+from . import _record
+
+SEEDED_BY = "transformers.Trainer"
+
+
+def declared_from_args(args: Any) -> dict[str, Any]:
+    """The recipe facts of ``TrainingArguments`` the fingerprint keeps in ``data.declared``."""
+    return {
+        "batch_size": getattr(args, "per_device_train_batch_size", None),
+        "num_workers": getattr(args, "dataloader_num_workers", None),
+        "world_size": getattr(args, "world_size", None),
+        "gradient_accumulation_steps": getattr(args, "gradient_accumulation_steps", None),
+        "full_determinism": getattr(args, "full_determinism", None),
+        "tf32": getattr(args, "tf32", None),
+        "data_seed": getattr(args, "data_seed", None),
+    }
+
+
+class FingerprintTrainerCallback(TrainerCallback):
+    """Record the Trainer's fingerprint into the MLflow run its MLflowCallback opened."""
+
+    def __init__(self, flush_timeout_s: float = 30.0) -> None:
+        self.flush_timeout_s = flush_timeout_s
+        self.fingerprint: Fingerprint | None = None
+        self.run_id: str | None = None
+        self._writer: Any = None
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if not getattr(state, "is_world_process_zero", True):
+            return
+        try:
+            import mlflow
+
+            active = mlflow.active_run()
+            if active is None:
+                warnings.warn(
+                    "mlflow-fingerprint: no active MLflow run (is 'mlflow' in report_to?); "
+                    "FingerprintTrainerCallback recorded nothing",
+                    FingerprintWarning,
+                    stacklevel=2,
+                )
+                return
+            loaders = _record.loader_records(kwargs.get("train_dataloader"))
+            fp = self.fingerprint = _record.capture_for_trainer(
+                seed=getattr(args, "seed", None),
+                seeded_by=SEEDED_BY,
+                declared=declared_from_args(args),
+                deterministic=bool(getattr(args, "full_determinism", False)),
+                loaders=loaders,
+            )
+            run_id = active.info.run_id
+            _record.replace_provider_pending(active.data.tags.get("fingerprint.spool_id"), fp)
+            self._writer = _record.record_into_run(
+                run_id, mlflow.get_tracking_uri(), fp, {"fingerprint.integration": "transformers"}
+            )
+            self.run_id = run_id
+        except Exception as exc:  # recording must never stop training
+            warnings.warn(
+                f"mlflow-fingerprint: could not record the fingerprint: {exc}",
+                FingerprintWarning,
+                stacklevel=2,
+            )
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self._writer is not None:
+            self._writer.flush(self.flush_timeout_s)

@@ -1,0 +1,415 @@
+"""Fast metric logging: the training thread appends to a deque and returns; two background threads
+do the rest.
+
+- the *spool* thread drains the deque every INTERVAL_S, writes the records to the run's spool in
+  one fsync'd append, and wakes the uploader;
+- the *uploader* thread replays the spool into MLflow (``sync.replay``), a batch of up to 1000
+  values per ``log_batch`` call, and stops at the first sign of an outage, probing again every
+  RETRY_S.
+
+The two are separate so that a tracking server stuck in MLflow's retry back-off never holds back
+the write to local disk. Everything is drained and uploaded (within a time limit) when the run
+closes or the process exits normally.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import posixpath
+import re
+import sys
+import threading
+import time
+import warnings
+from collections import deque
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..redact import strip_url_credentials
+from .spool import Spool, encode, open_spool
+
+_log = logging.getLogger("mlflow_fingerprint")
+
+INTERVAL_S = 0.05
+IDLE_S = 1.0
+RETRY_S = 5.0
+CLOSE_TIMEOUT_S = 30.0
+_KEY = re.compile(r"^[/\w.\- :]{1,250}$")
+
+
+class FingerprintWarning(UserWarning):
+    """Something the user should know once: the server is unreachable, a value was refused."""
+
+
+def valid_key(key: str) -> bool:
+    """MLflow's rule for metric names, checked before a bad key can sink a whole batch."""
+    if not _KEY.match(key):
+        return False
+    norm = posixpath.normpath(key)
+    return norm == key and norm != "." and not norm.startswith(("..", "/"))
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class RunWriter:
+    """One run's pipeline from the training thread to the spool to MLflow."""
+
+    def __init__(self, spool: Spool, uri: str) -> None:
+        self.spool = spool
+        self.uri = uri
+        self.run_id: str | None = None
+        self.run: Any = None  # the Run object, when the uploader created it
+        self._queue: deque[Any] = deque()
+        self._disk = threading.Lock()
+        self._wake = threading.Event()
+        self._started = threading.Event()
+        self._closing = threading.Event()
+        self._passes = threading.Condition()
+        self._pass_count = 0
+        self._last_error: str | None = None
+        self._warned: set[str] = set()
+        self._bad_keys: set[str] = set()
+        self._release_lock = threading.Lock()
+        self._closed = self._released = self._uploader_done = False
+        self._lock = spool.locked()
+        if not self._lock.__enter__():
+            raise RuntimeError(f"spool {spool.path} is already being written")
+        self._spooler = threading.Thread(target=self._spool_loop, name="mfp-spool", daemon=True)
+        self._uploader = threading.Thread(target=self._upload_loop, name="mfp-upload", daemon=True)
+
+    def start(self) -> RunWriter:
+        from . import mlflow_io
+
+        mlflow_io.quiet_retry_warnings()
+        self._spooler.start()
+        self._uploader.start()
+        _OPEN.add(self)
+        return self
+
+    # -- caller side -------------------------------------------------------------------------
+
+    def log_metrics(self, metrics: Mapping[str, Any], step: int | None = None) -> None:
+        """Append to the buffer; no I/O, no lock. Non-numbers are dropped with one warning."""
+        ts = now_ms()
+        for key, value in metrics.items():
+            try:
+                number = value if type(value) is float else float(value)
+            except (TypeError, ValueError):
+                self.warn_once(
+                    f"value:{key}", f"metric {key!r}: {value!r} is not a number; not logged"
+                )
+                continue
+            self._queue.append((key, number, step, ts))
+
+    def record(self, record: dict[str, Any], data: Callable[[], bytes] | None = None) -> None:
+        """Queue a non-metric record, in order with the metrics; ``data`` produces an artifact's
+        content, on the spool thread."""
+        self._queue.append((record, data))
+
+    def wait_started(self, timeout_s: float) -> bool:
+        """Wait until the uploader knows the run id or has found the store unreachable."""
+        self._started.wait(timeout_s)
+        return self.run_id is not None
+
+    def flush(self, timeout_s: float) -> bool:
+        """Write everything buffered to the spool now and wait (at most ``timeout_s``) until MLflow
+        has acknowledged all of it. False if the store is unreachable or too slow."""
+        self.drain()
+        size = self.spool.size()
+        deadline = time.monotonic() + timeout_s
+        with self._passes:
+            first_pass = self._pass_count + 1
+            self._wake.set()
+            while self.spool.acked().offset < size:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or (self._pass_count >= first_pass and self._last_error):
+                    return False
+                self._passes.wait(min(remaining, 0.5))
+        return True
+
+    def close(self, timeout_s: float = CLOSE_TIMEOUT_S) -> bool:
+        """Flush, stop both threads, release the spool, and delete it when all of it is stored.
+        Warns once (and keeps the spool for ``fingerprint sync``) otherwise.
+
+        An uploader still inside an MLflow call (a hung server) keeps the spool locked until
+        that call returns, so ``fingerprint sync`` cannot work on the same records meanwhile."""
+        if self._closing.is_set():
+            return False
+        done = self.flush(timeout_s)
+        self._closing.set()
+        self._wake.set()
+        self._spooler.join(timeout=5.0)
+        self._uploader.join(timeout=1.0)
+        _OPEN.discard(self)
+        if self.run_id is not None and _BY_RUN_ID.get(self.run_id) is self:
+            del _BY_RUN_ID[self.run_id]
+        with self._release_lock:
+            self._closed = True
+            if self._uploader_done:
+                self._release()
+        if not done:
+            self.warn_offline()
+        return done
+
+    def _release(self) -> None:
+        """Unlock the spool (once), deleting it first if MLflow has stored all of it."""
+        if self._released:
+            return
+        self._released = True
+        if self.spool.acked().offset >= self.spool.size():
+            self.spool.remove()
+        self._lock.__exit__(None, None, None)
+
+    # -- warnings ----------------------------------------------------------------------------
+
+    def warn_once(self, kind: str, message: str) -> None:
+        if kind in self._warned:
+            return
+        self._warned.add(kind)
+        warnings.warn(f"mlflow-fingerprint: {message}", FingerprintWarning, stacklevel=3)
+
+    def warn_offline(self) -> None:
+        self.warn_once("offline", self._offline_message())
+
+    def _offline_message(self) -> str:
+        reason = self._last_error or "no answer in time"
+        uri = strip_url_credentials(self.uri)
+        return (
+            f"tracking server {uri} is not answering ({reason}); training "
+            f"goes on and this run's fingerprint and metrics are kept in {self.spool.path}. "
+            "They are uploaded when the server answers again; if this process ends first, "
+            "run `fingerprint sync`."
+        )
+
+    # -- spool thread ------------------------------------------------------------------------
+
+    def drain(self) -> bool:
+        """Move everything queued to disk in one fsync'd append (spool thread, or the caller when
+        it needs the records durable now: the lock keeps the order). True if it wrote anything."""
+        with self._disk:
+            lines: list[bytes] = []
+            while self._queue:
+                item = self._queue.popleft()
+                if len(item) == 4:
+                    key, value, step, ts = item
+                    if valid_key(key):
+                        lines.append(encode({"e": "m", "k": key, "v": value, "s": step, "t": ts}))
+                    elif key not in self._bad_keys:
+                        self._bad_keys.add(key)
+                        self.warn_once(
+                            f"key:{key}",
+                            f"metric name {key!r} is not valid in "
+                            "MLflow; its values are not logged",
+                        )
+                    continue
+                record, data = item
+                if data is not None:
+                    try:
+                        path = self._write_artifact(record["file"], data)
+                    except Exception as exc:  # an artifact we cannot produce is left out
+                        self.warn_once(
+                            f"artifact:{record['file']}", f"{record['file']} left out: {exc}"
+                        )
+                        continue
+                    record = {**record, "file": path}
+                lines.append(encode(record))
+            if not lines:
+                return False
+            self.spool.append(lines)
+            if self.spool.full is not None:
+                self.warn_once(
+                    "disk",
+                    f"the spool's disk refused a write ({self.spool.full}); values are kept in "
+                    "memory and uploaded directly, but are lost if this process dies first",
+                )
+            self._wake.set()
+            return True
+
+    def _write_artifact(self, file: str, data: Callable[[], bytes]) -> str:
+        """Produce and spool an artifact; its path relative to the spool when it is inside."""
+        folder, name = posixpath.split(file)
+        path = self.spool.write_artifact(folder, name, data())
+        return str(
+            path.relative_to(self.spool.path) if path.is_relative_to(self.spool.path) else path
+        )
+
+    def _spool_loop(self) -> None:
+        """Drain every INTERVAL_S while values arrive, backing off to IDLE_S when none do (a run
+        that logs nothing, e.g. one opened by the context provider, costs a wake-up a second)."""
+        interval = INTERVAL_S
+        while True:
+            closing = self._closing.wait(interval)
+            try:
+                wrote = self.drain()
+            except OSError as exc:  # disk full, spool removed: say so once, keep training
+                self.warn_once("disk", f"cannot write the spool {self.spool.path}: {exc}")
+                wrote = False
+            if closing:
+                return
+            interval = INTERVAL_S if wrote else min(interval * 2, IDLE_S)
+
+    # -- uploader thread ---------------------------------------------------------------------
+
+    def _on_start(self, run_id: str, run: Any) -> None:
+        self.run_id, self.run = run_id, run
+        _BY_RUN_ID[run_id] = self
+        self._started.set()
+
+    def _upload_pass(self) -> str | None:
+        """One replay of everything new; the reason it stopped short, if it did."""
+        from .mlflow_io import reachable
+        from .sync import replay
+
+        if not reachable(self.uri):
+            return "connection failed"
+        outcome = replay(
+            self.spool, self.uri, search=False, stop=self._closing.is_set, on_start=self._on_start
+        )
+        for refusal in outcome.rejected:
+            self.warn_once("rejected", f"the tracking store refused {refusal}")
+        return outcome.error
+
+    def _upload_loop(self) -> None:
+        from .mlflow_io import abandon_on
+
+        try:
+            with abandon_on(self._closing):
+                self._upload_until_closed()
+        finally:
+            with self._release_lock:
+                self._uploader_done = True
+                if self._closed:  # close() gave up waiting for us: the spool is ours to release
+                    self._release()
+
+    def _upload_until_closed(self) -> None:
+        wait: float | None = 0.0
+        while True:
+            self._wake.wait(wait)
+            self._wake.clear()
+            if self._closing.is_set():
+                return
+            try:
+                error = self._upload_pass()
+            except Exception as exc:  # e.g. the spool removed under a call that outlived close()
+                if self._closing.is_set():
+                    return
+                error = f"{type(exc).__name__}: {exc}"
+            with self._passes:
+                self._last_error = error
+                self._pass_count += 1
+                self._passes.notify_all()
+            if error:
+                self._started.set()  # the caller stops waiting for a run id: we are offline
+                self.warn_offline()
+            wait = RETRY_S if error else None
+
+
+# Writers not yet closed, flushed at normal interpreter exit.
+_OPEN: set[RunWriter] = set()
+# Open writers by MLflow run id, so ``log_metrics`` inside a plain ``mlflow.start_run()`` finds the
+# writer already open for that run (the context provider's, or one it opened before).
+_BY_RUN_ID: dict[str, RunWriter] = {}
+# Writers of the open ``fingerprinted`` runs, innermost last: where ``log_metrics`` goes first.
+CURRENT: list[RunWriter] = []
+_warned_no_run: list[bool] = []
+
+
+def log_metrics(metrics: Mapping[str, Any], step: int | None = None) -> None:
+    """Log metric values from the training loop without waiting for MLflow.
+
+    The values go to the innermost open ``fingerprinted`` run, else to the active MLflow run of
+    this thread (e.g. a plain ``mlflow.start_run()``); with neither, they are dropped with one
+    warning. The caller's cost is one list append per value.
+    """
+    writer = CURRENT[-1] if CURRENT else _writer_for_active_run()
+    if writer is None:
+        if not _warned_no_run:
+            _warned_no_run.append(True)
+            warnings.warn(
+                "mlflow-fingerprint: log_metrics called with no fingerprinted or active "
+                "MLflow run; values dropped",
+                FingerprintWarning,
+                stacklevel=2,
+            )
+        return
+    writer.log_metrics(metrics, step)
+
+
+def _writer_for_active_run() -> RunWriter | None:
+    mlflow = sys.modules.get("mlflow")
+    run = mlflow.active_run() if mlflow is not None else None
+    if run is None:
+        return None
+    return _BY_RUN_ID.get(run.info.run_id) or writer_for_run(
+        run.info.run_id, mlflow.get_tracking_uri()
+    )
+
+
+_by_run_id_lock = threading.Lock()
+
+
+def open_writer(uri: str, root: Path | None = None) -> RunWriter:
+    """A started writer on a new spool (under a temporary directory, with one warning, where the
+    spool cannot be created)."""
+    spool, problem = open_spool(root)
+    writer = RunWriter(spool, uri).start()
+    if problem:
+        writer.warn_once("disk", problem)
+    return writer
+
+
+def _start_record(run_id: str, uri: str) -> dict[str, Any]:
+    return {"e": "start", "run_id": run_id, "tracking_uri": strip_url_credentials(uri)}
+
+
+def writer_for_run(run_id: str, uri: str, root: Path | None = None) -> RunWriter:
+    """The writer of an existing run (one this package did not create), opened on first use
+    with a spool under ``root`` (default: the configured spool root)."""
+    with _by_run_id_lock:
+        writer = _BY_RUN_ID.get(run_id)
+        if writer is None:
+            writer = open_writer(uri, root)
+            writer.record(_start_record(run_id, uri))
+            _BY_RUN_ID[run_id] = writer
+        return writer
+
+
+Item = tuple[dict[str, Any], Callable[[], bytes] | None]
+
+
+def send_to_run(
+    run_id: str, uri: str, items: list[Item], root: Path | None = None, *, at_exit: bool = False
+) -> None:
+    """Queue records (artifacts with their producers) for an existing run on its writer. At
+    interpreter exit, with no writer open for it, nothing may start a thread (Python 3.12+), so
+    they are spooled and uploaded on the calling thread instead; what fails stays spooled."""
+    if not at_exit or run_id in _BY_RUN_ID:
+        writer = writer_for_run(run_id, uri, root)
+        for record, data in items:
+            writer.record(record, data)
+        return
+    spool, _ = open_spool(root)
+    writer = RunWriter(spool, uri)  # never started: used for its spooling alone
+    for record, data in [(_start_record(run_id, uri), None), *items]:
+        writer.record(record, data)
+    writer.drain()
+    from .mlflow_io import reachable
+    from .sync import replay
+
+    if reachable(uri):
+        replay(spool, uri, search=False)
+    writer._release()
+
+
+@atexit.register
+def _close_all() -> None:
+    """Flush every open writer at normal interpreter exit (each within CLOSE_TIMEOUT_S)."""
+    for writer in list(_OPEN):
+        try:
+            writer.close(CLOSE_TIMEOUT_S)
+        except Exception as exc:  # exit must go on whatever a writer does
+            _log.debug("closing %s at exit failed: %s", writer.spool.path, exc)

@@ -1,0 +1,285 @@
+"""The one place that writes to MLflow. Every call here runs on a background thread (the uploader,
+or ``fingerprint sync``), never on the training thread.
+
+Failures come out as one of two exceptions, because they need opposite handling:
+:class:`Unreachable` (connection refused, timeout, 5xx, a locked database: keep the data, try again
+later) and :class:`Rejected` (the store answered and said no, e.g. an invalid key: retrying would
+fail forever, so the record is acknowledged as refused and skipped). "No such run" (404) counts as
+Unreachable: it means the wrong store (or a deleted run), and skipping would throw the data away.
+
+MLflow's own HTTP client retries a refused connection for minutes with exponential back-off; a
+quick ``/health`` probe with no retries (:func:`reachable`) before each upload pass keeps the
+uploader from sitting in those retries when the server is simply gone.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import mlflow
+from mlflow.entities import Metric, Param, RunTag
+from mlflow.exceptions import MlflowException
+from mlflow.tracking import MlflowClient
+
+from ..capture.reading import first_line
+from ..redact import strip_url_credentials
+
+T = TypeVar("T")
+
+THREAD_PREFIX = "mfp-"
+PROBE_TIMEOUT_S = 2.0
+SPOOL_ID_TAG = "fingerprint.spool_id"
+# MLflow's per-request limits (mlflow/utils/validation.py).
+MAX_METRICS_PER_BATCH = 1000
+MAX_PARAMS_TAGS_PER_BATCH = 100
+
+
+class Unreachable(Exception):
+    """The store did not answer (or answered with a server error): retry later."""
+
+
+class Rejected(Exception):
+    """The store answered and refused the request: retrying cannot help."""
+
+
+def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run one MLflow call, translating every failure into Unreachable or Rejected. Inside
+    :func:`abandon_on`, the call runs on a helper thread and is given up when the event is set."""
+    stop: threading.Event | None = getattr(_local, "stop", None)
+    if stop is None:
+        return _translated(fn, *args, **kwargs)
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["result"] = _translated(fn, *args, **kwargs)
+        except BaseException as exc:
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name=f"{THREAD_PREFIX}call", daemon=True).start()
+    while not done.wait(0.1):
+        if stop.is_set():
+            raise Unreachable("given up: the run closed while the store was not answering")
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+def _translated(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    try:
+        return fn(*args, **kwargs)
+    except MlflowException as exc:
+        status = exc.get_http_status_code()
+        message = first_line(exc, 300)
+        if 400 <= status < 500 and status not in (404, 408, 429):
+            raise Rejected(message) from None
+        raise Unreachable(message) from None
+    except Exception as exc:  # requests/OSError/sqlalchemy errors: the store is not usable now
+        raise Unreachable(f"{type(exc).__name__}: {first_line(exc, 300)}") from None
+
+
+_local = threading.local()
+
+
+@contextmanager
+def abandon_on(stop: threading.Event) -> Iterator[None]:
+    """Within this block, on this thread, a call still waiting on the store when ``stop`` is set
+    is given up. This is what lets a closed run's uploader exit, and unlock its spool for
+    ``fingerprint sync``, under a hung server. The call may still complete later; what ``sync``
+    then sends again is stored once (metric values are deduplicated by MLflow's SQL stores, tags,
+    params, artifacts and the status are overwritten alike, and a run is looked up by its spool
+    id before one is created)."""
+    _local.stop = stop
+    try:
+        yield
+    finally:
+        _local.stop = None
+
+
+def is_remote(uri: str) -> bool:
+    return uri.startswith(("http://", "https://"))
+
+
+def reachable(uri: str, timeout_s: float = PROBE_TIMEOUT_S) -> bool:
+    """Whether a tracking server answers at all, in at most ``timeout_s``; local stores always do.
+
+    Any HTTP answer counts (a proxy may not route ``/health``); only connection errors and
+    timeouts mean unreachable.
+    """
+    if not is_remote(uri):
+        return True
+    health = strip_url_credentials(uri).rstrip("/") + "/health"  # unauthenticated endpoint
+    try:
+        with urllib.request.urlopen(health, timeout=timeout_s):
+            return True
+    except urllib.error.HTTPError:
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+class _OurThreadsOnly(logging.Filter):
+    """Drop urllib3's per-retry warnings raised on our threads: the user gets one warning from us,
+    not a line per retry; the same warnings from the user's own threads still show."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.threadName.startswith(THREAD_PREFIX)
+
+
+_filter_installed = threading.Lock()
+_FILTER = _OurThreadsOnly()
+
+
+def quiet_retry_warnings() -> None:
+    with _filter_installed:
+        for name in ("urllib3.connectionpool", "mlflow.utils.rest_utils"):
+            logger = logging.getLogger(name)
+            if _FILTER not in logger.filters:
+                logger.addFilter(_FILTER)
+
+
+def client(uri: str) -> MlflowClient:
+    return MlflowClient(tracking_uri=uri)
+
+
+def resolve_experiment(c: MlflowClient, name: str | None, experiment_id: str | None) -> str:
+    """The experiment id a run goes into: the given id, the named one (created if missing), or
+    MLflow's default experiment."""
+    if experiment_id:
+        return experiment_id
+    if not name:
+        from mlflow.tracking.default_experiment import DEFAULT_EXPERIMENT_ID
+
+        return DEFAULT_EXPERIMENT_ID
+    found = call(c.get_experiment_by_name, name)
+    if found is not None:
+        return found.experiment_id
+    try:
+        return call(c.create_experiment, name)
+    except Rejected:  # created concurrently by another process: read it back
+        found = call(c.get_experiment_by_name, name)
+        if found is None:
+            raise
+        return found.experiment_id
+
+
+def create_run(
+    c: MlflowClient,
+    experiment_id: str,
+    run_name: str | None,
+    tags: Mapping[str, str],
+    start_time: int,
+) -> Any:
+    return call(
+        c.create_run, experiment_id, start_time=start_time, tags=dict(tags), run_name=run_name
+    )
+
+
+def _fluent_stacks() -> list[list[Any]]:
+    """Every thread's stack of fluent (``mlflow.start_run``) runs, across MLflow versions."""
+    from mlflow.tracking import fluent
+
+    stack = getattr(fluent, "_active_run_stack", None)
+    if stack is None:
+        return []
+    if hasattr(stack, "get_all_thread_values"):
+        return list(stack.get_all_thread_values().values())
+    return [stack] if isinstance(stack, list) else []
+
+
+def _this_thread_stack() -> list[Any] | None:
+    from mlflow.tracking import fluent
+
+    stack = getattr(fluent, "_active_run_stack", None)
+    if hasattr(stack, "get"):
+        return stack.get()
+    return stack if isinstance(stack, list) else None
+
+
+def find_in_process(spool_id: str) -> str | None:
+    """The run tagged with ``spool_id`` among runs this process started with ``mlflow.start_run``
+    and has not ended: a scan of MLflow's in-memory run stacks, no request."""
+    for stack in _fluent_stacks():
+        for run in list(stack):
+            if run.data.tags.get(SPOOL_ID_TAG) == spool_id:
+                return run.info.run_id
+    return None
+
+
+def search_run(c: MlflowClient, spool_id: str) -> str | None:
+    """The run tagged with ``spool_id``, by a tag search over every experiment."""
+    ids = [e.experiment_id for e in call(c.search_experiments, max_results=1000)]
+    for part in chunks(ids, 100):
+        runs = call(
+            c.search_runs,
+            list(part),
+            filter_string=f"tags.`{SPOOL_ID_TAG}` = '{spool_id}'",
+            max_results=1,
+        )
+        if runs:
+            return runs[0].info.run_id
+    return None
+
+
+def log_batch(
+    c: MlflowClient,
+    run_id: str,
+    metrics: Sequence[Mapping[str, Any]] = (),
+    params: Mapping[str, str] | None = None,
+    tags: Mapping[str, str] | None = None,
+) -> None:
+    """One ``log_batch`` call; the caller keeps within MLflow's per-batch limits."""
+    call(
+        c.log_batch,
+        run_id,
+        metrics=[Metric(m["k"], float(m["v"]), int(m["t"]), int(m.get("s") or 0)) for m in metrics],
+        params=[Param(k, str(v)) for k, v in (params or {}).items()],
+        tags=[RunTag(k, str(v)) for k, v in (tags or {}).items()],
+    )
+
+
+def log_artifact(c: MlflowClient, run_id: str, local_path: str, artifact_path: str) -> None:
+    call(c.log_artifact, run_id, local_path, artifact_path)
+
+
+def set_terminated(c: MlflowClient, run_id: str, status: str, end_time: int) -> None:
+    call(c.set_terminated, run_id, status=status, end_time=end_time)
+
+
+def chunks(items: Sequence[T], size: int) -> Iterable[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def fluent_attach(run: Any) -> bool:
+    """Make ``run`` this thread's active fluent run, as ``mlflow.start_run`` would, so the user's
+    own ``mlflow.log_*`` calls inside train() land in it. Done without a network call (the run was
+    created by the uploader); False where this MLflow keeps its run stack elsewhere."""
+    stack = _this_thread_stack()
+    if stack is None:
+        return False
+    stack.append(mlflow.ActiveRun(run))
+    return True
+
+
+def fluent_detach(run_id: str) -> None:
+    """Take our run off this thread's fluent stack without ``end_run`` (which would set the status
+    over the network on the training thread: the uploader does that), and leave it as
+    ``mlflow.last_active_run()``, as ``end_run`` would."""
+    from mlflow.tracking import fluent
+
+    stack = _this_thread_stack()
+    if stack and stack[-1].info.run_id == run_id:
+        stack.pop()
+    last = getattr(fluent, "_last_active_run_id", None)
+    if hasattr(last, "set"):
+        last.set(run_id)

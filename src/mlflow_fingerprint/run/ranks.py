@@ -1,0 +1,283 @@
+"""Distributed runs: every rank captures its own fingerprint, rank 0 gathers them and records one
+MLflow run for the whole job.
+
+Why one run: the ranks of a ``torchrun`` job are one training; N runs would make the UI and the
+comparator see N trainings. Why gather every rank's fingerprint: an all-reduce is reproducible only
+if every rank computes the same way, so a job whose ranks differ in GPU model, driver, torch or
+numerics flags is flagged at start (``determinism_kb.md`` (a), "World size / GPU count" and
+"NCCL_ALGO / NCCL_PROTO ...").
+
+The gather runs over a gloo side group with its own timeout: a NCCL default group would need
+CUDA tensors (and capture must never initialise CUDA), and a rank that died must not hang the
+others for NCCL's default 10-30 minutes.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from ..fingerprint import Fingerprint, get_path
+from ..hashing import compute_hashes
+from . import tags as tagging
+
+GATHER_TIMEOUT_S = float(os.environ.get("MLFLOW_FINGERPRINT_GATHER_TIMEOUT", "120"))
+ENV_VARS = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+METRICS_MODES = ("rank0", "per_rank", "mean")
+PREFIX = "fingerprint.distributed."
+
+# Per-rank facts whose distinctness across ranks breaks the reproducibility of the all-reduce.
+HETEROGENEITY: dict[str, str] = {
+    "gpu_models": "GPU models",
+    "drivers": "GPU drivers",
+    "torch_versions": "torch versions",
+    "numerics": "numerics flag sets",
+}
+
+
+class HeterogeneousJobWarning(UserWarning):
+    """The ranks of one job differ in a way that changes how the gradients are summed."""
+
+
+def _dist() -> Any:
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    dist = getattr(torch, "distributed", None)
+    return dist if dist is not None and dist.is_available() else None
+
+
+def launched_distributed() -> bool:
+    """The process was started by torchrun (or alike) as one of several ranks."""
+    try:
+        return all(os.environ.get(k) for k in ENV_VARS[:3]) and int(os.environ["WORLD_SIZE"]) > 1
+    except ValueError:
+        return False
+
+
+def ensure_process_group() -> Any:
+    """``torch.distributed`` with a process group, or None for a single-process run.
+
+    The user's group is used as it is; one is initialised here only where torchrun's variables
+    say this is a multi-rank job and nobody did it yet (gloo on CPU, nccl where CUDA is usable).
+    """
+    if not launched_distributed() and _dist() is None:
+        return None
+    try:
+        import torch.distributed as dist
+    except Exception:  # torch without distributed support
+        return None
+    if not dist.is_available():
+        return None
+    if dist.is_initialized():
+        return dist if dist.get_world_size() > 1 else None
+    if not launched_distributed():
+        return None
+    import torch
+
+    backend = "nccl" if torch.cuda.is_available() else "gloo"
+    dist.init_process_group(backend=backend)
+    return dist
+
+
+@dataclass
+class RankGroup:
+    """This process's place in the job and the side group the fingerprints travel on."""
+
+    dist: Any
+    rank: int
+    world_size: int
+    group: Any
+
+    @classmethod
+    def current(cls) -> RankGroup | None:
+        dist = ensure_process_group()
+        if dist is None:
+            return None
+        group = _side_group(dist)
+        return cls(dist, dist.get_rank(), dist.get_world_size(), group)
+
+    def gather(self, record: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+        """Every rank's record on rank 0 (in rank order); None on the other ranks."""
+        out: list[Any] | None = [None] * self.world_size if self.rank == 0 else None
+        self.dist.gather_object(dict(record), out, dst=0, group=self.group)
+        return out
+
+    def broadcast(self, value: Any) -> Any:
+        """Rank 0's ``value`` on every rank (the run id, so other ranks can log into it)."""
+        box = [value]
+        self.dist.broadcast_object_list(box, src=0, group=self.group)
+        return box[0]
+
+    def mean(self, values: Mapping[str, float]) -> dict[str, float]:
+        """The mean over ranks of each value (every rank must call it with the same keys)."""
+        import torch
+
+        keys = sorted(values)
+        tensor = torch.tensor([float(values[k]) for k in keys], dtype=torch.float64)
+        self.dist.all_reduce(tensor, group=self.group)
+        return {k: float(v) / self.world_size for k, v in zip(keys, tensor.tolist(), strict=True)}
+
+
+_SIDE: dict[int, tuple[Any, Any]] = {}
+
+
+def _side_group(dist: Any) -> Any:
+    """A gloo group over all ranks (created once per process group, collectively), bounded by
+    GATHER_TIMEOUT_S. The WORLD group is kept with it so its id cannot be reused by a later one."""
+    world = dist.group.WORLD
+    found = _SIDE.get(id(world))
+    if found is None or found[0] is not world:
+        group = dist.new_group(backend="gloo", timeout=timedelta(seconds=GATHER_TIMEOUT_S))
+        found = _SIDE[id(world)] = (world, group)
+    return found[1]
+
+
+# -- what rank 0 makes of the gathered records ----------------------------------------------------
+
+
+def _gpu_models(record: Mapping[str, Any]) -> str:
+    devices = get_path(record, "gpu.devices")
+    if not isinstance(devices, list | tuple) or not devices:
+        return "none"
+    return ",".join(sorted({str(d.get("name")) for d in devices if isinstance(d, Mapping)}))
+
+
+def rank_summary(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The facts of one rank kept in rank 0's fingerprint (``distributed.ranks``); the whole
+    record is the artifact ``fingerprint/ranks/rank-<i>.json``."""
+    hashes = record.get("hashes") or {}
+    return {
+        "rank": get_path(record, "distributed.rank"),
+        "local_rank": get_path(record, "distributed.local_rank"),
+        "hostname": get_path(record, "distributed.hostname"),
+        "gpu": _gpu_models(record),
+        "driver": get_path(record, "gpu.driver_version"),
+        "torch": get_path(record, "torch.version"),
+        "backend": get_path(record, "distributed.backend"),
+        "hashes": {k: hashes.get(k) for k in ("env", "numerics", "recipe", "fingerprint")},
+    }
+
+
+def distinct(summaries: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """How many different values of each HETEROGENEITY fact the ranks have."""
+    keys = {
+        "gpu_models": lambda s: s.get("gpu"),
+        "drivers": lambda s: s.get("driver"),
+        "torch_versions": lambda s: s.get("torch"),
+        "numerics": lambda s: (s.get("hashes") or {}).get("numerics"),
+    }
+    return {name: len({str(get(s)) for s in summaries}) for name, get in keys.items()}
+
+
+def heterogeneity_message(counts: Mapping[str, int], world_size: int) -> str | None:
+    """One sentence naming what differs across ranks; None for a homogeneous job."""
+    differing = [f"{n} {HETEROGENEITY[k]}" for k, n in counts.items() if n > 1]
+    if not differing:
+        return None
+    return (
+        f"mlflow-fingerprint: the {world_size} ranks of this job differ ({', '.join(differing)}); "
+        "ranks that compute differently make the all-reduce, and so the run, irreproducible"
+    )
+
+
+def merge(fp: Fingerprint, records: Sequence[Mapping[str, Any]]) -> Fingerprint:
+    """Rank 0's fingerprint with every rank's summary in ``distributed.ranks`` and the
+    heterogeneity counts in ``distributed.distinct`` (both volatile: hashes do not change)."""
+    summaries = [rank_summary(r) for r in records]
+    counts = distinct(summaries)
+    record = fp.to_dict()
+    section = dict(record.get("distributed") or {})
+    section["ranks"] = summaries
+    section["distinct"] = counts
+    section["heterogeneous"] = any(n > 1 for n in counts.values())
+    record["distributed"] = section
+    hashes = compute_hashes(record)
+    return Fingerprint.from_dict({**record, "hashes": hashes})
+
+
+def job_tags(fp: Fingerprint) -> dict[str, str]:
+    """``fingerprint.world_size`` and the ``fingerprint.distributed.*`` tags of a merged
+    fingerprint (empty for a single-process one)."""
+    record = fp.to_dict()
+    world = get_path(record, "distributed.world_size")
+    if not isinstance(world, int) or world <= 1:
+        return {}
+    out = {
+        "fingerprint.world_size": str(world),
+        PREFIX + "backend": str(get_path(record, "distributed.backend")),
+    }
+    counts = get_path(record, "distributed.distinct")
+    if isinstance(counts, Mapping):
+        for key, n in counts.items():
+            out[f"{PREFIX}distinct_{key}"] = str(n)
+        out[PREFIX + "heterogeneous"] = str(bool(get_path(record, "distributed.heterogeneous")))
+        out[PREFIX + "heterogeneous"] = out[PREFIX + "heterogeneous"].lower()
+    return out
+
+
+def rank_artifacts(
+    records: Sequence[Mapping[str, Any]], secrets: set[str]
+) -> list[tagging.Artifact]:
+    """``fingerprint/ranks/rank-<i>.json`` for every rank's whole fingerprint."""
+    from ..redact import redact_text
+
+    items = []
+    for i, record in enumerate(records):
+        rank = get_path(record, "distributed.rank")
+        name = f"rank-{rank if isinstance(rank, int) else i}.json"
+        text = Fingerprint.from_dict(record).to_json()
+        items.append(
+            tagging.artifact(
+                "fingerprint/ranks", name, lambda t=text: redact_text(t, secrets).encode()
+            )
+        )
+    return items
+
+
+def warn_if_heterogeneous(fp: Fingerprint) -> None:
+    counts = fp.get("distributed.distinct")
+    world = fp.get("distributed.world_size")
+    message = heterogeneity_message(counts or {}, world or 0)
+    if message:
+        warnings.warn(message, HeterogeneousJobWarning, stacklevel=4)
+
+
+def metric_mode(value: str) -> str:
+    if value not in METRICS_MODES:
+        raise ValueError(f"metrics must be one of {', '.join(METRICS_MODES)}; got {value!r}")
+    return value
+
+
+class RankMetrics:
+    """What ``log_metrics`` does on a distributed rank, by mode: ``rank0`` keeps rank 0's values
+    only; ``per_rank`` logs other ranks' values into rank 0's run as ``<name>/rank<i>``;
+    ``mean`` logs the mean over ranks (a collective: every rank must log the same names)."""
+
+    def __init__(self, ranks: RankGroup, mode: str, writer: Any) -> None:
+        self.ranks = ranks
+        self.mode = mode
+        self.writer = writer  # rank 0's run writer, or (per_rank) a writer into rank 0's run
+
+    @property
+    def run_id(self) -> str | None:
+        """Rank 0's run: nesting checks compare it with the active run, as for a writer."""
+        return self.writer.run_id if self.writer is not None else None
+
+    def log_metrics(self, values: Mapping[str, Any], step: int | None = None) -> None:
+        if self.mode == "mean":
+            values = self.ranks.mean(values)
+            if self.ranks.rank != 0:
+                return
+        elif self.ranks.rank != 0:
+            if self.mode == "rank0" or self.writer is None:
+                return
+            values = {f"{k}/rank{self.ranks.rank}": v for k, v in values.items()}
+        if self.writer is not None:
+            self.writer.log_metrics(values, step)

@@ -1,0 +1,255 @@
+"""The local spool: a crash-safe, append-only record of everything a run sends to MLflow.
+
+Every run writes here first and uploads from here, so an unreachable or dying tracking server
+costs nothing but a later ``fingerprint sync``. One directory per run:
+
+- ``events.jsonl``: one JSON record per line (run start, tags, params, artifacts, metric values,
+  run end), appended in batches, each batch fsync'd before anything is uploaded from it;
+- ``acks.jsonl``: what MLflow acknowledged, as the byte offset in ``events.jsonl`` up to which
+  every record is stored, plus the run id; appended and fsync'd after each accepted call, so an
+  acknowledged record is never sent again;
+- ``artifacts/``: the files the artifact records point to, written atomically;
+- ``lock``: held (``flock``) by the process still writing the run, so ``sync`` leaves it alone.
+
+A torn last line (a crash mid-write) is ignored by the reader: only newline-terminated lines count.
+
+When the disk refuses a write (full, read-only), the spool keeps taking records in memory, after
+those on disk, and readers see one sequence; ``full`` says why. Those records are not crash-safe
+(nothing can be on that disk), but training goes on and the uploader still sends them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ENV_SPOOL = "MLFLOW_FINGERPRINT_SPOOL"
+EVENTS = "events.jsonl"
+ACKS = "acks.jsonl"
+ARTIFACTS = "artifacts"
+LOCK = "lock"
+
+
+def spool_root() -> Path:
+    """``$MLFLOW_FINGERPRINT_SPOOL``, else ``~/.cache/mlflow-fingerprint/spool``."""
+    configured = os.environ.get(ENV_SPOOL)
+    if configured:
+        return Path(configured).expanduser()
+    return Path.home() / ".cache" / "mlflow-fingerprint" / "spool"
+
+
+def encode(record: Mapping[str, Any]) -> bytes:
+    """One record as one line; NaN and infinities are kept (MLflow accepts them as metrics)."""
+    return json.dumps(record, separators=(",", ":"), default=str).encode() + b"\n"
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make a new directory entry durable, so a crash cannot lose a whole file."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class Ack:
+    """How far MLflow has acknowledged ``events.jsonl``, and into which run."""
+
+    offset: int = 0
+    run_id: str | None = None
+
+
+class Spool:
+    """One run's spool directory. Appends are not locked here: one writer object owns a spool."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.full: OSError | None = None  # why the disk stopped taking records, if it did
+        self._disk_end = 0  # where the in-memory records start, once the disk is full
+        self._memory: list[bytes] = []
+        self._memory_size = 0
+        self._memory_ack = Ack()
+        self._overflow: Path | None = None  # artifacts the spool's disk refused
+
+    def __repr__(self) -> str:
+        return f"Spool({str(self.path)!r})"
+
+    @classmethod
+    def create(cls, root: Path | None = None) -> Spool:
+        root = spool_root() if root is None else root
+        root.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        path = root / f"{stamp}-{uuid.uuid4().hex[:12]}"
+        (path / ARTIFACTS).mkdir(parents=True)
+        (path / EVENTS).touch()
+        _fsync_dir(path)
+        _fsync_dir(root)
+        return cls(path)
+
+    @property
+    def spool_id(self) -> str:
+        """Stable name of this run in the spool; also tagged on the MLflow run to find it again."""
+        return self.path.name
+
+    def append(self, lines: list[bytes]) -> int:
+        """Append encoded records in one write and fsync; returns the new end offset. A write the
+        disk refuses is undone (no torn or doubled record) and the records kept in memory."""
+        data = b"".join(lines)
+        if self.full is None:
+            events = self.path / EVENTS
+            start = events.stat().st_size
+            try:
+                with open(events, "ab") as f:
+                    f.write(data)
+                    f.flush()
+                    os.fsync(f.fileno())
+                    return f.tell()
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    os.truncate(events, start)
+                self._disk_end = start
+                self.full = exc
+        self._memory.append(data)
+        self._memory_size += len(data)
+        return self.size()
+
+    def size(self) -> int:
+        if self.full is not None:
+            return self._disk_end + self._memory_size
+        return (self.path / EVENTS).stat().st_size
+
+    def write_artifact(self, artifact_path: str, name: str, data: bytes) -> Path:
+        """Write (or replace) an artifact file atomically and durably; returns its path. Where
+        the spool's disk refuses it, the file goes to a temporary directory instead."""
+        try:
+            return _write_file(self.path / ARTIFACTS / artifact_path, name, data)
+        except OSError:
+            if self._overflow is None:
+                self._overflow = Path(tempfile.mkdtemp(prefix="mlflow-fingerprint-artifacts-"))
+            return _write_file(self._overflow / artifact_path, name, data)
+
+    def read_from(self, offset: int) -> Iterator[tuple[int, dict[str, Any]]]:
+        """(end offset, record) for each complete line after ``offset``, from disk then memory;
+        a torn tail on disk is skipped."""
+        yield from _records(self._disk_lines(offset), offset)
+        position = self._disk_end
+        for chunk in list(self._memory):
+            for line in chunk.splitlines(keepends=True):
+                position += len(line)
+                if position > offset:
+                    yield from _records([line], position - len(line))
+
+    def _disk_lines(self, offset: int) -> list[bytes]:
+        if self.full is not None and offset >= self._disk_end:
+            return []
+        with open(self.path / EVENTS, "rb") as f:
+            f.seek(offset)
+            if self.full is None:
+                return list(f)
+            return f.read(self._disk_end - offset).splitlines(keepends=True)
+
+    def acked(self) -> Ack:
+        """The furthest acknowledgement; later lines win, damaged ones are ignored."""
+        path = self.path / ACKS
+        best = self._memory_ack
+        if not path.exists():
+            return best
+        for line in path.read_bytes().splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            offset = int(entry.get("offset", 0))
+            if offset >= best.offset:
+                best = Ack(offset, entry.get("run_id") or best.run_id)
+        return best
+
+    def ack(self, offset: int, run_id: str | None, note: str | None = None) -> None:
+        """Record an acknowledgement durably, or in memory where the disk refuses it."""
+        if offset >= self._memory_ack.offset:
+            self._memory_ack = Ack(offset, run_id or self._memory_ack.run_id)
+        entry: dict[str, Any] = {"offset": offset, "run_id": run_id, "time": time.time()}
+        if note:
+            entry["note"] = note
+        with contextlib.suppress(OSError), open(self.path / ACKS, "ab") as f:
+            f.write(encode(entry))
+            f.flush()
+            os.fsync(f.fileno())
+
+    def remove(self) -> None:
+        """Delete the spool once MLflow has stored all of it: nothing in it is needed any more."""
+        for folder in (self.path, self._overflow):
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+
+    def first_record(self) -> dict[str, Any] | None:
+        return next((record for _, record in self.read_from(0)), None)
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[bool]:
+        """Try to take the writer lock without waiting; yields whether we hold it."""
+        fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            yield True
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
+
+
+def _write_file(folder: Path, name: str, data: bytes) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / name
+    tmp = folder / f".{name}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, target)
+    _fsync_dir(folder)
+    return target
+
+
+def _records(lines: Iterable[bytes], offset: int) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Complete lines as (end offset, record); stops at a torn line, skips a damaged one."""
+    for line in lines:
+        if not line.endswith(b"\n"):
+            return
+        offset += len(line)
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # damaged on disk: skip it rather than block the run forever
+        yield offset, record
+
+
+def open_spool(root: Path | None = None) -> tuple[Spool, str | None]:
+    """A new spool under ``root``; where that cannot be created (full, read-only), one under a
+    temporary directory, with the reason to tell the user."""
+    try:
+        return Spool.create(root), None
+    except OSError as exc:
+        fallback = Path(tempfile.mkdtemp(prefix="mlflow-fingerprint-spool-"))
+        return Spool.create(fallback), f"cannot create the spool ({exc}); using {fallback}"
+
+
+def list_spools(root: Path | None = None) -> list[Spool]:
+    """Every run directory under ``root``, oldest first (names start with a UTC time stamp)."""
+    root = spool_root() if root is None else root
+    if not root.is_dir():
+        return []
+    return [Spool(p) for p in sorted(root.iterdir()) if (p / EVENTS).is_file()]

@@ -1,0 +1,136 @@
+"""A fingerprint as the ``fingerprint.*`` tags and the params of an MLflow run.
+
+The words are summary.py's, so the run table says what ``fingerprint capture`` says. Every value
+passes through the redactor (credentials in URLs, token-shaped strings, the values of secret-named
+environment variables) and MLflow's limits (keys ≤ 250 characters, tag values ≤ 8000).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..fingerprint import Fingerprint, get_path, is_unavailable
+from ..redact import redact_text
+from ..summary import deterministic_text, gpu_text, loaders_value, seed_text, tf32_text, value_text
+
+MAX_KEY = 250
+MAX_TAG_VALUE = 8000
+MAX_PARAM_VALUE = 6000
+PREFIX = "fingerprint."
+
+Record = Mapping[str, Any]
+
+
+def _field(record: Record, dotted: str) -> str:
+    """A scalar field for a tag; ``none`` where the stack has no such thing (no GPU, CPU build)."""
+    value = get_path(record, dotted)
+    if value is None:
+        section = record.get(dotted.split(".")[0])
+        return "none" if not is_unavailable(section) else "unavailable"
+    return value_text(value)
+
+
+def _driver(record: Record) -> str:
+    return "none" if is_unavailable(record.get("gpu")) else _field(record, "gpu.driver_version")
+
+
+def _git_dirty(record: Record) -> str:
+    dirty = get_path(record, "git.dirty")
+    return str(dirty).lower() if isinstance(dirty, bool) else _field(record, "git.dirty")
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def fingerprint_tags(fp: Fingerprint | Record, secrets: set[str]) -> dict[str, str]:
+    """The UI tags of DESIGN.md ("MLflow layout of a run") for one fingerprint."""
+    record = fp.to_dict() if isinstance(fp, Fingerprint) else fp
+    hashes = record.get("hashes") or {}
+    tags = {
+        "hash": hashes.get("fingerprint", "unavailable"),
+        "hash.env": hashes.get("env", "unavailable"),
+        "hash.numerics": hashes.get("numerics", "unavailable"),
+        "hash.recipe": hashes.get("recipe", "unavailable"),
+        "gpu": gpu_text(record),
+        "driver": _driver(record),
+        "cuda": _field(record, "cuda.torch_built_with"),
+        "cudnn": _field(record, "cuda.cudnn_version"),
+        "torch": _field(record, "torch.version"),
+        "tf32": tf32_text(record),
+        "deterministic": deterministic_text(record),
+        "seed": seed_text(record),
+        "num_workers": loaders_value(record, "num_workers"),
+        "batch_size": loaders_value(record, "batch_size"),
+        "git.commit": _field(record, "git.commit"),
+        "git.dirty": _git_dirty(record),
+        "schema": str(record.get("schema_version", "unavailable")),
+        "stage": str(get_path(record, "data.captured_at_stage") or "capture"),
+    }
+    return safe_tags({PREFIX + key: value for key, value in tags.items()}, secrets)
+
+
+def safe_tags(
+    tags: Mapping[str, Any], secrets: set[str], limit: int = MAX_TAG_VALUE
+) -> dict[str, str]:
+    """Redacted, length-limited tags (or params, with ``limit=MAX_PARAM_VALUE``)."""
+    return {
+        clip(key, MAX_KEY): clip(redact_text(str(value), secrets), limit)
+        for key, value in tags.items()
+    }
+
+
+def run_params(fp: Fingerprint | Record, secrets: set[str]) -> dict[str, str]:
+    """``batch_size``, ``num_workers`` and ``seed``, each only when known."""
+    record = fp.to_dict() if isinstance(fp, Fingerprint) else fp
+    params: dict[str, Any] = {}
+    for key in ("batch_size", "num_workers"):
+        value = loaders_value(record, key)
+        if value not in ("unknown", "None"):
+            params[key] = value
+    seed = get_path(record, "seeds.requested")
+    if seed is not None:
+        params["seed"] = seed
+    return safe_tags(params, secrets, limit=MAX_PARAM_VALUE)
+
+
+Artifact = tuple[dict[str, Any], Callable[[], bytes]]
+
+
+def artifact(path: str, name: str, data: Callable[[], bytes]) -> Artifact:
+    """A spool artifact record and a producer of its content (run on the spool thread, so
+    serialising and redacting never costs the caller)."""
+    return {"e": "artifact", "file": f"{path}/{name}", "path": path}, data
+
+
+def fingerprint_artifact(
+    fp: Fingerprint, secrets: set[str], name: str = "fingerprint.json"
+) -> Artifact:
+    return artifact("fingerprint", name, lambda: redact_text(fp.to_json(), secrets).encode())
+
+
+def _git_diff(record: Record, secrets: set[str]) -> bytes:
+    from pathlib import Path
+
+    from ..capture.git import open_repo, uncommitted_diff
+
+    repo = open_repo(Path(str(get_path(record, "git.root") or ".")))
+    if repo is None:
+        return b""
+    with repo:
+        return redact_text(uncommitted_diff(repo), secrets).encode()
+
+
+def side_artifacts(fp: Fingerprint, secrets: set[str]) -> list[Artifact]:
+    """The parts too long for a tag, beside the fingerprint: the package list, and the uncommitted
+    git diff when the tree is dirty."""
+    record = fp.to_dict()
+    items = []
+    packages = get_path(record, "packages.distributions")
+    if isinstance(packages, Mapping):
+        text = "".join(f"{name}=={version}\n" for name, version in packages.items())
+        items.append(artifact("fingerprint", "packages.txt", lambda: text.encode()))
+    if get_path(record, "git.dirty") is True:
+        items.append(artifact("fingerprint", "git.diff", lambda: _git_diff(record, secrets)))
+    return items

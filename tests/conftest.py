@@ -1,0 +1,143 @@
+"""Shared fixtures: real MLflow stores for tests that log runs.
+
+- ``sqlite_tracking_uri``: a fresh local sqlite store per test (MLflow's default kind of store),
+  set as the tracking URI, with the spool and the working directory inside the test's tmp dir;
+- ``mlflow_server``: the http URI of a real ``mlflow server`` subprocess on 127.0.0.1 (one per
+  session: it takes seconds to start); ``mlflow_server_process`` is its controller, for outage
+  tests: ``kill()`` (SIGKILL, an outage), ``start()`` again on the same port, ``restart()``.
+
+Creating an MLflow database runs its migrations (5-10 s on a small machine), so it is done once
+per session and every store starts as a copy of that template.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from infra.mlflow_team import MlflowServer
+
+# Variables that would point a test's MLflow client or our spool somewhere outside the test.
+_ISOLATE = (
+    "MLFLOW_TRACKING_URI",
+    "MLFLOW_EXPERIMENT_NAME",
+    "MLFLOW_EXPERIMENT_ID",
+    "MLFLOW_RUN_ID",
+    "MLFLOW_FINGERPRINT_DISABLE",
+)
+
+
+@pytest.fixture(scope="session")
+def mlflow_db_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty, fully migrated MLflow sqlite database to copy."""
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+    folder = tmp_path_factory.mktemp("mlflow-template")
+    path = folder / "mlflow.db"
+    store = SqlAlchemyStore(f"sqlite:///{path}", str(folder / "artifacts"))
+    store.engine.dispose()
+    return path
+
+
+def fresh_db(template: Path, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / "mlflow.db"
+    shutil.copyfile(template, target)
+    return target
+
+
+@contextlib.contextmanager
+def active_tracking_uri(uri: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Make ``uri`` the tracking URI (env and mlflow's global) for one test, with nothing left
+    from earlier tests: variables pointing elsewhere, the experiment an earlier test made
+    active (``mlflow.set_experiment``), runs left open."""
+    import mlflow
+    from mlflow.tracking import fluent
+
+    for name in _ISOLATE:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(fluent, "_active_experiment_id", None)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    mlflow.set_tracking_uri(uri)
+    yield uri
+    while mlflow.active_run() is not None:
+        mlflow.end_run()
+    mlflow.set_tracking_uri(None)
+
+
+@pytest.fixture
+def spool_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This test's spool ($MLFLOW_FINGERPRINT_SPOOL): never the user's ~/.cache."""
+    path = tmp_path / "spool"
+    monkeypatch.setenv("MLFLOW_FINGERPRINT_SPOOL", str(path))
+    return path
+
+
+@pytest.fixture
+def sqlite_tracking_uri(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mlflow_db_template: Path, spool_dir: Path
+) -> Iterator[str]:
+    """A fresh sqlite store for this test, active as the tracking URI (env and mlflow's global).
+
+    The working directory moves to the test's tmp dir: a sqlite store puts new experiments'
+    artifacts under ``./mlruns``.
+    """
+    uri = f"sqlite:///{fresh_db(mlflow_db_template, tmp_path / 'store')}"
+    monkeypatch.chdir(tmp_path)
+    with active_tracking_uri(uri, monkeypatch):
+        yield uri
+
+
+@pytest.fixture(scope="session")
+def mlflow_server_process(
+    tmp_path_factory: pytest.TempPathFactory, mlflow_db_template: Path
+) -> Iterator[MlflowServer]:
+    """One real ``mlflow server`` (sqlite rows, artifacts proxied to a local folder, one worker)
+    for the session; killed at teardown."""
+    folder = tmp_path_factory.mktemp("mlflow-server")
+    db = fresh_db(mlflow_db_template, folder)
+    server = MlflowServer(f"sqlite:///{db}", str(folder / "artifacts"), env={}, workers=1)
+    server.start()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def mlflow_server(
+    mlflow_server_process: MlflowServer, monkeypatch: pytest.MonkeyPatch, spool_dir: Path
+) -> Iterator[str]:
+    """The server's http URI, active as the tracking URI; restarted first if an earlier test
+    left it down."""
+    if not mlflow_server_process.running:
+        mlflow_server_process.start()
+    with active_tracking_uri(mlflow_server_process.url, monkeypatch) as uri:
+        yield uri
+    if not mlflow_server_process.running:
+        mlflow_server_process.start()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that need ``mlflow server`` are slow by nature: mark them so."""
+    for item in items:
+        if "mlflow_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session")
+def digits() -> ModuleType:
+    """``examples/digits.py`` as a module: the shared small CNN on scikit-learn's digits."""
+    path = Path(__file__).resolve().parent.parent / "examples" / "digits.py"
+    spec = importlib.util.spec_from_file_location("digits_example", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # DataLoader workers pickle its classes by module name
+    spec.loader.exec_module(module)
+    return module

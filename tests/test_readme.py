@@ -1,0 +1,35 @@
+"""The README shows what the code prints today, and its two commands are the Makefile's."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_readme_diff_sample_matches_current_output() -> None:
+    out = subprocess.run(
+        [sys.executable, "docs/make_samples.py", "--check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, "README diff sample is stale: run python docs/make_samples.py"
+
+
+def test_readme_two_commands_are_make_targets() -> None:
+    readme = (ROOT / "README.md").read_text()
+    makefile = (ROOT / "Makefile").read_text()
+    for target in ("demo", "test"):
+        assert f"make {target}" in readme
+        assert re.search(rf"^{target}:", makefile, re.M), target
+
+
+def test_ci_runs_the_readme_test_command_and_lint() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "make test" in ci
+    assert "make lint" in ci

@@ -1,0 +1,114 @@
+"""Describing and recording real DataLoaders."""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+from torch.utils.data import BatchSampler, DataLoader, IterableDataset, SequentialSampler
+
+import mlflow_fingerprint as mfp
+from mlflow_fingerprint.run.loaders import LoaderRecorder, describe, find_loaders
+
+
+class Stream(IterableDataset):
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(range(5))
+
+
+def init_with_offset(worker_id: int, offset: int) -> None:
+    del worker_id, offset
+
+
+def test_describe_a_shuffled_seeded_loader() -> None:
+    loader = DataLoader(
+        list(range(100)),
+        batch_size=16,
+        shuffle=True,
+        num_workers=2,
+        drop_last=True,
+        worker_init_fn=mfp.seed_worker,
+        generator=mfp.dataloader_generator(42),
+        persistent_workers=True,
+    )
+    d = describe(loader)
+    assert d["batch_size"] == 16
+    assert d["num_workers"] == 2
+    assert d["shuffle"] is True
+    assert d["sampler"] == "RandomSampler"
+    assert d["drop_last"] is True
+    assert d["worker_init_fn"] == "mlflow_fingerprint.run.seeding.seed_worker"
+    assert d["generator"] == {"present": True, "initial_seed": 42}
+    assert d["persistent_workers"] is True
+    assert d["prefetch_factor"] == 2
+    assert d["in_order"] is True
+    assert d["dataset"] == {"class": "builtins.list", "length": 100}
+
+
+def test_describe_a_custom_batch_sampler_and_an_iterable_dataset() -> None:
+    batches = BatchSampler(SequentialSampler(range(10)), batch_size=3, drop_last=False)
+    d = describe(
+        DataLoader(
+            list(range(10)),
+            batch_sampler=batches,
+            worker_init_fn=functools.partial(init_with_offset, offset=1),
+        )
+    )
+    assert d["batch_size"] == 3
+    assert d["batch_sampler"] == "BatchSampler"
+    assert d["shuffle"] is False
+    assert d["generator"] == {"present": False, "initial_seed": None}
+    assert d["worker_init_fn"].endswith("test_run_loaders.init_with_offset")
+
+    stream = describe(DataLoader(Stream(), batch_size=2))
+    assert set(stream["dataset"]["length"]) == {"unavailable"}
+    assert stream["dataset"]["class"].endswith("Stream")
+
+
+def test_recorder_sees_iterated_loaders_once_and_unpatches() -> None:
+    original = DataLoader.__iter__
+    firsts: list[int] = []
+    a = DataLoader(list(range(4)), batch_size=2)
+    b = DataLoader(list(range(6)), batch_size=3)
+    recorder = LoaderRecorder(on_first_iter=lambda: firsts.append(1)).start()
+    try:
+        assert DataLoader.__iter__ is not original
+        for _ in range(2):
+            list(a)
+        list(b)
+    finally:
+        recorder.stop()
+    assert DataLoader.__iter__ is original
+    assert [d["batch_size"] for d in recorder.loaders()] == [2, 3]
+    assert firsts == [1]
+    list(DataLoader(list(range(2))))  # after the run: not recorded
+    assert len(recorder.loaders()) == 2
+
+
+def test_nested_recorders_restore_the_original_only_at_the_end() -> None:
+    original = DataLoader.__iter__
+    outer = LoaderRecorder().start()
+    inner = LoaderRecorder().start()
+    list(DataLoader([1, 2]))
+    inner.stop()
+    assert DataLoader.__iter__ is not original
+    list(DataLoader([1, 2, 3], batch_size=3))
+    outer.stop()
+    assert DataLoader.__iter__ is original
+    assert [d["batch_size"] for d in inner.loaders()] == [1]
+    assert [d["batch_size"] for d in outer.loaders()] == [1, 3]
+
+
+def test_a_loader_re_created_every_epoch_is_one_entry() -> None:
+    recorder = LoaderRecorder().start()
+    try:
+        for _epoch in range(3):
+            list(DataLoader(list(range(8)), batch_size=4, shuffle=True))
+    finally:
+        recorder.stop()
+    assert len(recorder.loaders()) == 1
+
+
+def test_find_loaders_in_arguments() -> None:
+    a, b, c = (DataLoader([1]) for _ in range(3))
+    assert find_loaders([a, [b, 1], {"val": c}, torch.zeros(1), "x"]) == [a, b, c]
