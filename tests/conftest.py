@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import os
 import shutil
 import sys
 from collections.abc import Iterator
@@ -141,3 +142,13 @@ def digits() -> ModuleType:
     sys.modules[spec.name] = module  # DataLoader workers pickle its classes by module name
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture
+def restore_environ() -> Iterator[None]:
+    """The CLI sets MLFLOW_* variables in its own process (``--tracking-uri``, quiet defaults);
+    tests that call ``main()`` in-process use this so they do not leak into other tests."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)

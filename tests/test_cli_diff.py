@@ -19,14 +19,7 @@ ANSI = re.compile(r"\x1b\[")
 FINGERPRINT = str(Path(sys.executable).with_name("fingerprint"))
 
 
-@pytest.fixture(autouse=True)
-def _restore_environ():
-    """The CLI sets MLFLOW_* variables in its process (``--tracking-uri``, quiet defaults); in
-    this one they must not leak into other tests."""
-    saved = dict(os.environ)
-    yield
-    os.environ.clear()
-    os.environ.update(saved)
+pytestmark = pytest.mark.usefixtures("restore_environ")
 
 
 @pytest.fixture(scope="module")

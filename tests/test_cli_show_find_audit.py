@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
@@ -12,15 +11,7 @@ from mlflow_fingerprint.cli.main import main
 from mlflow_fingerprint.compare.find import find
 from test_compare_support import cpu_record, edit, gpu_record, log_run, new_store, seeded, write
 
-
-@pytest.fixture(autouse=True)
-def _restore_environ():
-    """The CLI sets MLFLOW_* variables in its process (``--tracking-uri``, quiet defaults); in
-    this one they must not leak into other tests."""
-    saved = dict(os.environ)
-    yield
-    os.environ.clear()
-    os.environ.update(saved)
+pytestmark = pytest.mark.usefixtures("restore_environ")
 
 
 @pytest.fixture(scope="module")

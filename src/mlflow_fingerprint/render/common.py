@@ -99,6 +99,20 @@ def spread_text(metric: MetricComparison) -> str:
     )
 
 
+def metric_cells(metric: MetricComparison) -> tuple[str, ...]:
+    """One metric's row as every table shows it: name, A, B, |Δ|, rel, equal, divergence, noise."""
+    return (
+        metric.name,
+        number(metric.a),
+        number(metric.b),
+        number(metric.abs_diff),
+        percent(metric.rel_diff),
+        equal_text(metric),
+        divergence_text(metric),
+        spread_text(metric),
+    )
+
+
 def hidden_line(report: Report, include_none: bool) -> str | None:
     hidden = len(report.differences) - len(report.shown_differences(include_none))
     if not hidden:

@@ -63,17 +63,8 @@ def render(report: Report, include_none: bool = False) -> str:
             *table(
                 ("metric", "A", "B", "\\|Δ\\|", "rel", "equal", "first divergence", "noise"),
                 [
-                    (
-                        code(m.name),
-                        common.number(m.a),
-                        common.number(m.b),
-                        common.number(m.abs_diff),
-                        common.percent(m.rel_diff),
-                        common.equal_text(m),
-                        common.divergence_text(m),
-                        cell(common.spread_text(m)),
-                    )
-                    for m in report.metrics
+                    (code(name), *middle, cell(noise))
+                    for name, *middle, noise in map(common.metric_cells, report.metrics)
                 ],
             ),
         ]

@@ -31,19 +31,7 @@ def _rows(
         )
         for d in report.shown_differences(include_none)
     ]
-    metrics = [
-        (
-            m.name,
-            common.number(m.a),
-            common.number(m.b),
-            common.number(m.abs_diff),
-            common.percent(m.rel_diff),
-            common.equal_text(m),
-            common.divergence_text(m),
-            common.spread_text(m),
-        )
-        for m in report.metrics
-    ]
+    metrics = [common.metric_cells(m) for m in report.metrics]
     return diffs, metrics
 
 
