@@ -1,0 +1,219 @@
+"""Distributed runs: per-rank fingerprints gathered on rank 0, the heterogeneity check, the
+comparator's world-size and rank-by-rank rules, and (slow) real ``torchrun`` jobs under gloo."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mlflow_fingerprint import capture
+from mlflow_fingerprint.compare.diff import diff
+from mlflow_fingerprint.fingerprint import Fingerprint
+from mlflow_fingerprint.hashing import compute_hashes
+from mlflow_fingerprint.run import ranks
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def base() -> dict[str, Any]:
+    return capture().to_dict()
+
+
+def _rank_record(base: dict[str, Any], rank: int, world: int, **numerics: Any) -> dict[str, Any]:
+    record = copy.deepcopy(base)
+    record["distributed"].update(
+        {"initialized": True, "backend": "gloo", "world_size": world, "rank": rank}
+    )
+    record["determinism"].update(numerics)
+    record["data"]["declared"] = {"batch_size": 32}
+    record["hashes"] = compute_hashes(record)
+    return record
+
+
+def _job(base: dict[str, Any], world: int = 2, **rank1_numerics: Any) -> Fingerprint:
+    records = [
+        _rank_record(base, r, world, **(rank1_numerics if r == 1 else {})) for r in range(world)
+    ]
+    return ranks.merge(Fingerprint.from_dict(records[0]), records)
+
+
+def test_homogeneous_job_merges_ranks_without_changing_hashes(base: dict[str, Any]) -> None:
+    job = _job(base)
+    assert [r["rank"] for r in job.get("distributed.ranks")] == [0, 1]
+    assert job.get("distributed.heterogeneous") is False
+    assert job.hashes == Fingerprint.from_dict(_rank_record(base, 0, 2)).hashes
+    tags = ranks.job_tags(job)
+    assert tags["fingerprint.world_size"] == "2"
+    assert tags["fingerprint.distributed.backend"] == "gloo"
+    assert tags["fingerprint.distributed.heterogeneous"] == "false"
+    assert tags["fingerprint.distributed.distinct_numerics"] == "1"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ranks.warn_if_heterogeneous(job)
+
+
+def test_a_rank_with_other_numerics_flags_is_flagged(base: dict[str, Any]) -> None:
+    job = _job(base, deterministic_algorithms=True, cudnn_benchmark=True)
+    assert job.get("distributed.heterogeneous") is True
+    assert ranks.job_tags(job)["fingerprint.distributed.distinct_numerics"] == "2"
+    with pytest.warns(ranks.HeterogeneousJobWarning, match="2 numerics flag sets"):
+        ranks.warn_if_heterogeneous(job)
+
+
+def test_single_process_fingerprint_has_no_job_tags(base: dict[str, Any]) -> None:
+    assert ranks.job_tags(Fingerprint.from_dict(base)) == {}
+
+
+def test_rank_artifacts_are_named_per_rank(base: dict[str, Any]) -> None:
+    records = [_rank_record(base, r, 2) for r in range(2)]
+    artifacts = ranks.rank_artifacts(records, set())
+    assert [a[0]["file"] for a in artifacts] == [
+        "fingerprint/ranks/rank-0.json",
+        "fingerprint/ranks/rank-1.json",
+    ]
+    assert json.loads(artifacts[1][1]())["distributed"]["rank"] == 1
+
+
+def test_metric_mode_is_checked() -> None:
+    assert ranks.metric_mode("per_rank") == "per_rank"
+    with pytest.raises(ValueError, match="metrics must be one of"):
+        ranks.metric_mode("sum")
+
+
+def test_world_size_is_the_top_cause_and_names_the_global_batch(base: dict[str, Any]) -> None:
+    single = copy.deepcopy(base)
+    single["data"]["declared"] = {"batch_size": 32}
+    single["hashes"] = compute_hashes(single)
+    report = diff(_job(base), Fingerprint.from_dict(single))
+    top = report.differences[0]
+    assert top.field == "distributed.world_size"
+    assert top.effect == "recipe"
+    assert "32 × 2 = 64" in top.explanation
+    assert "32 × 1 = 32" in top.explanation
+    assert "World size / GPU count" in top.source
+    # rank 1 exists only on one side: world_size says it, the rank's fields do not.
+    rank1 = [d for d in report.differences if d.field.startswith("distributed.ranks.1")]
+    assert all(d.effect == "none" for d in rank1)
+
+
+def test_runs_compare_rank_by_rank(base: dict[str, Any]) -> None:
+    report = diff(_job(base), _job(base, deterministic_algorithms=True))
+    effects = {d.field: d.effect for d in report.differences}
+    assert effects["distributed.ranks.1.hashes.numerics"] == "numerics"
+    assert "distributed.ranks.0.hashes.numerics" not in effects
+
+
+def test_nccl_settings_matter_only_on_gpu_jobs(base: dict[str, Any]) -> None:
+    a, b = _job(base).to_dict(), _job(base).to_dict()
+    b["distributed"]["env"] = {**(b["distributed"].get("env") or {}), "NCCL_ALGO": "Tree"}
+    report = diff(Fingerprint.from_dict(a), Fingerprint.from_dict(b))
+    (nccl,) = [d for d in report.differences if d.field == "distributed.env.NCCL_ALGO"]
+    assert nccl.effect == "none"
+    assert "GPU" in nccl.explanation
+
+
+# -- real torchrun jobs ------------------------------------------------------------------------
+
+TORCHRUN_TIMEOUT_S = 150
+
+
+def _torchrun(uri: str, *extra: str, nproc: int = 2) -> dict[str, Any]:
+    env = {**os.environ, "MLFLOW_TRACKING_URI": uri, "OMP_NUM_THREADS": "1"}
+    script = str(ROOT / "tests" / "ddp_digits.py")
+    if nproc > 1:
+        cmd = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            f"--nproc_per_node={nproc}",
+            "--standalone",
+            script,
+        ]
+    else:
+        cmd = [sys.executable, script]
+    done = subprocess.run(
+        [*cmd, "--tracking-uri", uri, *extra],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TORCHRUN_TIMEOUT_S,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    line = [x for x in done.stdout.splitlines() if x.startswith("{")][-1]
+    return {**json.loads(line), "stderr": done.stderr}
+
+
+@pytest.mark.slow
+def test_two_rank_torchrun_job_is_one_run_holding_both_ranks(mlflow_server: str) -> None:
+    from mlflow import MlflowClient
+
+    client = MlflowClient(mlflow_server)
+    job = _torchrun(mlflow_server, "--experiment", "ddp-two", "--metrics", "per_rank")
+    runs = client.search_runs(
+        [client.get_experiment_by_name("ddp-two").experiment_id], max_results=10
+    )
+    assert [r.info.run_id for r in runs] == [job["run_id"]]  # rank 1 opened no run
+    run = runs[0]
+    assert run.data.tags["fingerprint.world_size"] == "2"
+    assert run.data.tags["fingerprint.distributed.backend"] == "gloo"
+    assert run.data.tags["fingerprint.distributed.heterogeneous"] == "false"
+    files = {a.path for a in client.list_artifacts(run.info.run_id, "fingerprint/ranks")}
+    assert files == {"fingerprint/ranks/rank-0.json", "fingerprint/ranks/rank-1.json"}
+    assert "loss" in run.data.metrics
+    assert "loss/rank1" in run.data.metrics
+
+    single = _torchrun(mlflow_server, "--experiment", "ddp-one", nproc=1)
+    report = diff(job["run_id"], single["run_id"], tracking_uri=mlflow_server)
+    top = report.differences[0]
+    assert top.field == "distributed.world_size"
+    assert "32 × 2 = 64" in top.explanation
+    assert report.verdict == "explained"
+
+
+@pytest.mark.slow
+def test_heterogeneous_job_warns_and_says_so_in_its_tags(mlflow_server: str) -> None:
+    from mlflow import MlflowClient
+
+    job = _torchrun(mlflow_server, "--experiment", "ddp-hetero", "--hetero", "--metrics", "mean")
+    assert "HeterogeneousJobWarning" in job["stderr"]
+    assert "numerics flag sets" in job["stderr"]
+    run = MlflowClient(mlflow_server).get_run(job["run_id"])
+    assert "loss" in run.data.metrics  # the mean over ranks, logged by rank 0 only
+    assert not any(name.startswith("loss/") for name in run.data.metrics)
+    tags = run.data.tags
+    assert tags["fingerprint.distributed.heterogeneous"] == "true"
+    assert tags["fingerprint.distributed.distinct_numerics"] == "2"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("hetero", [False, True])
+def test_real_gloo_gather_initialises_the_group_and_checks_heterogeneity(hetero: bool) -> None:
+    """Homogeneous: the group is initialised by us; heterogeneous: by the script itself."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node=2",
+        "--standalone",
+        str(ROOT / "tests" / "ranks_job.py"),
+        *(["--hetero", "--user-init"] if hetero else []),
+    ]
+    done = subprocess.run(
+        cmd, env=env, capture_output=True, text=True, timeout=TORCHRUN_TIMEOUT_S, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    tags = json.loads([x for x in done.stdout.splitlines() if x.startswith("{")][-1])
+    assert tags["fingerprint.world_size"] == "2"
+    assert tags["fingerprint.distributed.heterogeneous"] == str(hetero).lower()
+    assert ("HeterogeneousJobWarning" in done.stderr) is hetero
