@@ -150,6 +150,19 @@ def test_exception_leaves_a_failed_run_with_its_fingerprint_and_traceback(
     assert [s for s, _ in history(run.info.run_id)] == [0, 1, 2, 3, 4]
 
 
+def test_seeded_runs_without_a_name_get_different_names(sqlite_tracking_uri: str) -> None:
+    @mfp.fingerprinted(experiment="names", seed=0)
+    def train() -> None:
+        return None
+
+    train()
+    train()
+    runs = MlflowClient().search_runs([mlflow.get_experiment_by_name("names").experiment_id])
+    assert len(runs) == 2
+    names = {r.info.run_name for r in runs}
+    assert len(names) == 2, names  # MLflow alone would name both from the just-seeded `random`
+
+
 def test_keyboard_interrupt_marks_the_run_killed(sqlite_tracking_uri: str) -> None:
     @mfp.fingerprinted(experiment="stopped")
     def train() -> None:

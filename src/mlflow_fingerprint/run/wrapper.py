@@ -15,6 +15,7 @@ import contextvars
 import functools
 import json
 import os
+import random
 import threading
 import traceback
 import warnings
@@ -64,6 +65,17 @@ def _provider_off() -> Iterator[None]:
         yield
     finally:
         _starting.reset(token)
+
+
+def fresh_run_name() -> str:
+    """An MLflow-style run name drawn from the OS. MLflow draws its names from the global
+    ``random``, which ``seed=`` has just fixed, so every seeded run would get the same name."""
+    rng = random.SystemRandom()
+    from mlflow.utils import name_utils
+
+    predicates = getattr(name_utils, "_GENERATOR_PREDICATES", None) or ["run"]
+    nouns = getattr(name_utils, "_GENERATOR_NOUNS", None) or ["fingerprint"]
+    return f"{rng.choice(predicates)}-{rng.choice(nouns)}-{rng.randint(0, 999)}".lower()
 
 
 @dataclass(frozen=True)
@@ -301,9 +313,8 @@ class FingerprintRun:
                 "tracking_uri": strip_url_credentials(uri),
             }
         user_tags = tagging.safe_tags(o.tags, self._secrets)
-        own = {SPOOL_ID_TAG: spool_id}
-        if o.run_name:
-            own["mlflow.runName"] = o.run_name
+        run_name = o.run_name or fresh_run_name()
+        own = {SPOOL_ID_TAG: spool_id, "mlflow.runName": run_name}
         if active is not None:
             own["mlflow.parentRunId"] = active.info.run_id
         with _provider_off():
@@ -328,7 +339,7 @@ class FingerprintRun:
             "spool_id": spool_id,
             "experiment_name": o.experiment or _env("MLFLOW_EXPERIMENT_NAME"),
             "experiment_id": experiment_id,
-            "run_name": o.run_name,
+            "run_name": run_name,
             "tags": resolved,
             "start_time": metrics.now_ms(),
             "tracking_uri": strip_url_credentials(uri),
