@@ -12,7 +12,6 @@ per session and every store starts as a copy of that template.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import os
 import shutil
@@ -24,15 +23,7 @@ from types import ModuleType
 import pytest
 
 from infra.mlflow_team import MlflowServer
-
-# Variables that would point a test's MLflow client or our spool somewhere outside the test.
-_ISOLATE = (
-    "MLFLOW_TRACKING_URI",
-    "MLFLOW_EXPERIMENT_NAME",
-    "MLFLOW_EXPERIMENT_ID",
-    "MLFLOW_RUN_ID",
-    "MLFLOW_FINGERPRINT_DISABLE",
-)
+from infra.tracking import active_tracking_uri
 
 
 @pytest.fixture(scope="session")
@@ -52,25 +43,6 @@ def fresh_db(template: Path, folder: Path) -> Path:
     target = folder / "mlflow.db"
     shutil.copyfile(template, target)
     return target
-
-
-@contextlib.contextmanager
-def active_tracking_uri(uri: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """Make ``uri`` the tracking URI (env and mlflow's global) for one test, with nothing left
-    from earlier tests: variables pointing elsewhere, the experiment an earlier test made
-    active (``mlflow.set_experiment``), runs left open."""
-    import mlflow
-    from mlflow.tracking import fluent
-
-    for name in _ISOLATE:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(fluent, "_active_experiment_id", None)
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
-    mlflow.set_tracking_uri(uri)
-    yield uri
-    while mlflow.active_run() is not None:
-        mlflow.end_run()
-    mlflow.set_tracking_uri(None)
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from .mlflow_team import MlflowServer
 from .postgres import Postgres, find_bin_dir, missing_message, running_postgres
 from .procs import InfraError
 from .s3 import S3Store, running_s3
+from .tracking import active_tracking_uri
 
 
 def in_ci() -> bool:
@@ -73,33 +74,6 @@ def team_server(team_postgres: Postgres, team_s3: S3Store) -> Iterator[MlflowSer
     server.close()
 
 
-# Variables that would point a test's client or spool outside the test (as in tests/conftest.py).
-_ISOLATE = (
-    "MLFLOW_TRACKING_URI",
-    "MLFLOW_EXPERIMENT_NAME",
-    "MLFLOW_EXPERIMENT_ID",
-    "MLFLOW_RUN_ID",
-    "MLFLOW_FINGERPRINT_DISABLE",
-)
-
-
-def _activate(uri: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    import mlflow
-
-    for name in _ISOLATE:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
-    mlflow.set_tracking_uri(uri)
-
-
-def _deactivate() -> None:
-    import mlflow
-
-    while mlflow.active_run() is not None:
-        mlflow.end_run()
-    mlflow.set_tracking_uri(None)
-
-
 @pytest.fixture
 def team_uri(
     team_server: MlflowServer, monkeypatch: pytest.MonkeyPatch, spool_dir: Path
@@ -109,9 +83,8 @@ def team_uri(
     it down."""
     if not team_server.running:
         team_server.start()
-    _activate(team_server.url, monkeypatch)
-    yield team_server.url
-    _deactivate()
+    with active_tracking_uri(team_server.url, monkeypatch) as uri:
+        yield uri
 
 
 @pytest.fixture
