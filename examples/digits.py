@@ -11,12 +11,20 @@ workers are seeded alike.
         --run-name a --tracking-uri sqlite:///mlflow.db --epochs 3 --max-steps 100
 
 prints one JSON line: the run id, the number of steps and the final metrics.
+
+Under ``torchrun`` it trains under DistributedDataParallel (gloo on CPU): the decorator sets up
+the process group from torchrun's variables, each rank reads its shard through a
+``DistributedSampler``, and rank 0 records one run holding every rank's fingerprint
+(``--metrics`` says what becomes of the other ranks' losses) and prints the JSON line:
+
+    torchrun --standalone --nproc_per_node=2 examples/digits.py --seed 0 --metrics per_rank
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -24,6 +32,7 @@ import torch
 from sklearn.datasets import load_digits
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
+from torch.utils.data.distributed import DistributedSampler
 
 import mlflow_fingerprint as mfp
 
@@ -77,6 +86,18 @@ class DigitsCNN(nn.Module):
         return self.classifier(self.features(x))
 
 
+def distributed() -> bool:
+    """This process is one rank of several (the decorator has set the process group up)."""
+    dist = torch.distributed
+    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+
+
+def rank0() -> bool:
+    """This process is rank 0 of a torchrun job, or the only process (read before the process
+    group exists, from torchrun's variables)."""
+    return os.environ.get("RANK", "0") == "0"
+
+
 def make_loaders(
     batch_size: int = 64,
     num_workers: int = 0,
@@ -85,17 +106,17 @@ def make_loaders(
     seed: int = 0,
 ) -> tuple[DataLoader, DataLoader]:
     """(train, validation) loaders; ``seed_workers`` adds ``mfp.seed_worker`` and a generator
-    seeded with ``seed``, the recipe that makes worker randomness reproducible."""
+    seeded with ``seed``, the recipe that makes worker randomness reproducible. Under DDP each
+    rank reads its own shard, shuffled by a ``DistributedSampler`` seeded with ``seed``."""
     extra: dict[str, Any] = {}
     if seed_workers:
         extra = {"worker_init_fn": mfp.seed_worker, "generator": mfp.dataloader_generator(seed)}
-    train = DataLoader(
-        Digits(train=True, augment=augment),
-        batch_size=batch_size,
-        shuffle=True,
-        num_workers=num_workers,
-        **extra,
-    )
+    dataset = Digits(train=True, augment=augment)
+    if distributed():
+        extra["sampler"] = DistributedSampler(dataset, shuffle=True, seed=seed)
+    else:
+        extra["shuffle"] = True
+    train = DataLoader(dataset, batch_size=batch_size, num_workers=num_workers, **extra)
     val = DataLoader(Digits(train=False), batch_size=256, shuffle=False)
     return train, val
 
@@ -123,11 +144,15 @@ def train(
 ) -> dict[str, float]:
     """Adam on cross-entropy; logs ``loss`` every step through ``mfp.log_metrics`` and returns
     ``{"val_error": ...}`` (and the step count). ``on_step(step)`` is a hook for tests."""
-    model = DigitsCNN().to(device)
+    model: nn.Module = DigitsCNN().to(device)
+    if distributed():
+        model = nn.parallel.DistributedDataParallel(model)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     loss_fn = nn.CrossEntropyLoss()
     step = 0
-    for _epoch in range(epochs):
+    for epoch in range(epochs):
+        if isinstance(loader.sampler, DistributedSampler):
+            loader.sampler.set_epoch(epoch)  # a new shuffle each epoch, as without DDP
         for x, y in loader:
             if max_steps is not None and step >= max_steps:
                 break
@@ -188,6 +213,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--max-steps", type=int, default=None)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--progress", action="store_true", help="print the step count to stderr")
+    p.add_argument(
+        "--metrics",
+        choices=("rank0", "per_rank", "mean"),
+        default="rank0",
+        help="under torchrun: rank 0's loss, every rank's, or their mean",
+    )
     return p.parse_args(argv)
 
 
@@ -200,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         seed=args.seed,
         deterministic=args.deterministic,
         tracking_uri=args.tracking_uri,
+        metrics=args.metrics,
     )
     def run() -> dict[str, float]:
         set_numerics(args.threads, args.tf32, args.cudnn_benchmark)
@@ -217,14 +249,18 @@ def main(argv: list[str] | None = None) -> int:
             val_loader,
             args.max_steps,
             args.device,
-            on_step=show_progress if args.progress else None,
+            on_step=show_progress if args.progress and rank0() else None,
         )
 
     import mlflow
 
     result = run()
-    last = mlflow.last_active_run()
-    print(json.dumps({"run_id": last.info.run_id if last else None, **result}))
+    rank = torch.distributed.get_rank() if distributed() else 0
+    if rank == 0:  # only rank 0 has the run
+        last = mlflow.last_active_run()
+        print(json.dumps({"run_id": last.info.run_id if last else None, **result}), flush=True)
+    if distributed():
+        torch.distributed.destroy_process_group()
     return 0
 
 

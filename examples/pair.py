@@ -28,10 +28,16 @@ class Trained:
     val_error: float
 
 
-def train(name: str, args: Sequence[str], experiment: str, tracking_uri: str | None) -> Trained:
-    """One digits run in a fresh interpreter; its progress lines pass through to our stderr."""
+def train(
+    name: str, args: Sequence[str], experiment: str, tracking_uri: str | None, ranks: int = 1
+) -> Trained:
+    """One digits run in a fresh interpreter (``ranks`` > 1: a ``torchrun`` job of that many
+    processes, one MLflow run); its progress lines pass through to our stderr."""
+    launcher = [sys.executable]
+    if ranks > 1:
+        launcher += ["-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={ranks}"]
     cmd = [
-        sys.executable,
+        *launcher,
         str(DIGITS),
         *args,
         "--experiment",
@@ -42,7 +48,8 @@ def train(name: str, args: Sequence[str], experiment: str, tracking_uri: str | N
     ]
     if tracking_uri:
         cmd += ["--tracking-uri", tracking_uri]
-    print(f"  training {name}: digits.py {' '.join(args)}", flush=True)
+    on = f" on {ranks} ranks" if ranks > 1 else ""
+    print(f"  training {name}{on}: digits.py {' '.join(args)}", flush=True)
     start = time.monotonic()
     out = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True)
     print("\r" + " " * 40 + "\r", end="", file=sys.stderr, flush=True)
@@ -65,12 +72,13 @@ def run_pair(
     b: Sequence[str],
     experiment: str,
     tracking_uri: str | None = None,
+    b_ranks: int = 1,
 ) -> int:
-    """Train A and B, print the diff, return its exit status."""
+    """Train A and B (B on ``b_ranks`` processes), print the diff, return its exit status."""
     tracking_uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
     print(f"== {title}", flush=True)
     run_a = train("A", a, experiment, tracking_uri)
-    run_b = train("B", b, experiment, tracking_uri)
+    run_b = train("B", b, experiment, tracking_uri, ranks=b_ranks)
     for run in (run_a, run_b):
         print(
             f"  {run.name}: run {run.run_id}  val_error {run.val_error:.4f}  ({run.seconds:.1f}s)"
@@ -78,7 +86,9 @@ def run_pair(
     return diff(run_a.run_id, run_b.run_id, tracking_uri)
 
 
-def scenario_main(title: str, a: Sequence[str], b: Sequence[str], experiment: str) -> None:
+def scenario_main(
+    title: str, a: Sequence[str], b: Sequence[str], experiment: str, b_ranks: int = 1
+) -> None:
     """Entry point of a scenario script: ``--tracking-uri`` is the only option."""
     import argparse
 
@@ -86,5 +96,5 @@ def scenario_main(title: str, a: Sequence[str], b: Sequence[str], experiment: st
     parser.add_argument("--tracking-uri", default=None)
     parser.add_argument("--experiment", default=experiment)
     args = parser.parse_args()
-    code = run_pair(title, a, b, args.experiment, args.tracking_uri)
+    code = run_pair(title, a, b, args.experiment, args.tracking_uri, b_ranks)
     sys.exit(0 if code in (0, 1) else code)

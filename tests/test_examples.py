@@ -17,6 +17,7 @@ SCENARIOS = {
     "scenario_seed.py": ("seeds.requested", {"explained"}),
     "scenario_workers.py": ("data.loaders.0.num_workers", {"explained"}),
     "scenario_batch_size.py": ("data.loaders.0.batch_size", {"explained"}),
+    "scenario_world_size.py": ("distributed.world_size", {"explained"}),
     # CPU kernels are deterministic either way, so the losses usually agree.
     "scenario_deterministic.py": (
         "determinism.deterministic_algorithms",
