@@ -121,8 +121,12 @@ def test_markdown_and_html_outputs(capsys, tmp_path, store, runs):
     assert out == ""
     assert "<script" not in html
     assert "<link" not in html
-    assert re.findall(r"https?://[^\"]+", html) == ["http://www.w3.org/2000/svg"] * 2
-    assert html.count("<polyline") + html.count("<circle") == 4  # A and B, for 2 metrics
+    assert re.findall(r"https?://[^\"]+", html) == ["http://www.w3.org/2000/svg"]  # one chart
+    assert html.count("<polyline") == 2  # A's and B's loss curves
+    assert "<circle" not in html  # acc was logged once per run: a table row, not a lone dot
+    assert "<h3>loss</h3>" in html
+    assert "<h3>acc</h3>" not in html
+    assert "<td><code>acc</code></td>" in html
     assert 'class="divergence"' in html
     assert "first divergence: step 3" in html
     assert "seeds.requested" in html

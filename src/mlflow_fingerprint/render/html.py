@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from ..compare.report import Report
+from ..compare.report import MetricComparison, Report
 from . import common
 from .svg import chart
 
@@ -36,6 +36,12 @@ def _code(text: str) -> str:
     return f"<code>{escape(text)}</code>"
 
 
+def _has_history(metric: MetricComparison) -> bool:
+    """A curve is worth drawing only where a run logged the metric at more than one step; a
+    final value (``val_error``, ``steps``) is read better in the table than as a lone dot."""
+    return max(len(metric.curve_a.steps), len(metric.curve_b.steps)) > 1
+
+
 def render(report: Report, include_none: bool = False) -> str:
     a, b = report.a.label, report.b.label
     out = [
@@ -49,7 +55,8 @@ def render(report: Report, include_none: bool = False) -> str:
         f"<p>A: {_code(a)}<br>B: {_code(b)}</p>",
     ]
     for metric in report.metrics:
-        out += [f"<h3>{escape(metric.name)}</h3>", chart(metric, a, b)]
+        if _has_history(metric):
+            out += [f"<h3>{escape(metric.name)}</h3>", chart(metric, a, b)]
     if report.metrics:
         out += [
             "<h2>Metrics</h2>",
