@@ -33,6 +33,7 @@ format: setup
 
 bench: setup
 	$(PY) benchmarks/bench_capture.py
+	$(PY) benchmarks/bench_cli.py
 	$(PY) benchmarks/bench_logging.py
 	$(PY) benchmarks/bench_diff.py
 	$(PY) benchmarks/bench_find.py

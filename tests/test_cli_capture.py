@@ -73,18 +73,30 @@ def test_capture_to_an_unwritable_path_is_one_line_and_exit_2(tmp_path: Path) ->
     assert "Traceback" not in out.stderr
 
 
-@pytest.mark.parametrize("args", [["--help"], ["diff", "--help"], ["--version"]])
+@pytest.mark.parametrize(
+    "args", [["--help"], ["diff", "--help"], ["sync", "--help"], ["--version"]]
+)
 def test_help_imports_neither_torch_nor_mlflow(args: list[str]) -> None:
+    """Nor anything of this package beyond the parser: a lazy package makes that possible."""
     code = (
         "import sys\nfrom mlflow_fingerprint.cli.main import main\n"
         f"try:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
-        "heavy = sorted(m for m in ('torch', 'mlflow', 'git', 'numpy', 'pynvml')"
+        "heavy = sorted(m for m in ('torch', 'mlflow', 'git', 'numpy', 'pynvml', 'rich')"
         " if m in sys.modules)\n"
-        "print('HEAVY=' + ','.join(heavy))"
+        "ours = sorted(m for m in sys.modules if m.startswith('mlflow_fingerprint'))\n"
+        "print('HEAVY=' + ','.join(heavy))\n"
+        "print('OURS=' + ','.join(ours))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().endswith("HEAVY="), out.stdout
+    *_, heavy, ours = out.stdout.strip().splitlines()
+    assert heavy == "HEAVY=", out.stdout
+    assert ours.removeprefix("OURS=").split(",") == [
+        "mlflow_fingerprint",
+        "mlflow_fingerprint.cli",
+        "mlflow_fingerprint.cli.main",
+        "mlflow_fingerprint.version",
+    ]
 
 
 def test_console_script_is_installed() -> None:

@@ -255,7 +255,9 @@ def test_training_process_sigkilled_mid_run_then_sync(
     tmp_path: Path,
 ) -> None:
     """SIGKILL (no atexit, no flush) while values are being uploaded: what the spool had made
-    durable is never lost, nothing is stored twice, and what is stored is a prefix of the run."""
+    durable is never lost, nothing is stored twice, and what is stored is a prefix of the run.
+    While the process lives, sync leaves its run alone; once it is dead, sync ends the run as
+    KILLED at its last logged value, tagged with why."""
     script = tmp_path / "child.py"
     script.write_text(CHILD)
     env = {**os.environ, "MLFLOW_TRACKING_URI": team_uri}
@@ -271,23 +273,36 @@ def test_training_process_sigkilled_mid_run_then_sync(
         line = child.stdout.readline()
         assert line.startswith("DURABLE"), line
         durable = int(line.split()[1])
-        time.sleep(0.5)  # keep logging and uploading, then die mid-stream
+        live = cli("sync", "--tracking-uri", team_uri, env={**os.environ})  # it keeps logging
+        assert live.returncode == 0, live.stderr
+        assert b"sigkill: skipped, still being written by a running process" in live.stdout
+        client = MlflowClient(team_uri)
+        assert the_run(client, experiment_name).info.status == "RUNNING"
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait(30)
     assert child.returncode == -signal.SIGKILL
     out = cli("sync", "--tracking-uri", team_uri, env={**os.environ})
     assert out.returncode == 0, out.stderr
-    client = MlflowClient(team_uri)
+    assert f"ended it as KILLED: process {child.pid} on {os.uname().nodename} exited".encode() in (
+        out.stdout
+    )
     run = the_run(client, experiment_name)
     stored = metric_pairs(client, run.info.run_id, "loss")
     steps = [s for s, _ in stored]
     assert steps == list(range(len(steps))), "a value is missing or stored twice"
     assert len(steps) > durable
     assert all(v == 1.0 / (s + 1) + s * 2.0**-30 for s, v in stored)
+    assert run.info.status == "KILLED"
+    last = max(m.timestamp for m in client.get_metric_history(run.info.run_id, "loss"))
+    assert run.info.end_time == last
+    assert run.data.tags["fingerprint.ended_by"] == "sync"
+    assert f"process {child.pid}" in run.data.tags["fingerprint.end_reason"]
     again = cli("sync", "--tracking-uri", team_uri, env={**os.environ})
     assert again.returncode == 0
+    assert b"nothing to sync" in again.stdout
     assert metric_pairs(client, run.info.run_id, "loss") == stored
+    assert client.get_run(run.info.run_id).info.status == "KILLED"
 
 
 # -- the spool's disk full --------------------------------------------------------------------

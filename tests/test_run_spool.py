@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -110,3 +111,34 @@ print(json.dumps({{
     assert out["after_ack"] == [2, 3]
     assert out["ends"][-1] == out["size"]
     assert out["ends"] == sorted(out["ends"])
+
+
+def test_a_new_spool_records_the_process_that_writes_it(tmp_path: Path) -> None:
+    """What ``fingerprint sync`` needs to tell a dead writer from a live one later."""
+    code = (
+        "import os, sys; from pathlib import Path\n"
+        "from mlflow_fingerprint.run.spool import Spool\n"
+        f"print(os.getpid(), Spool.create(Path({str(tmp_path)!r})).path)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    pid, path = out.stdout.split()
+    recorded = Spool(Path(path)).writer()
+    assert recorded is not None
+    assert recorded["pid"] == int(pid)
+    assert recorded["hostname"] == os.uname().nodename
+    assert isinstance(recorded["start_ticks"], int)
+    assert Spool(tmp_path / "no-such-spool").writer() is None
+
+
+@pytest.mark.parametrize("tail", [b"", b'{"e":"m","k":"loss","v":0.', b"x" * 200_000])
+def test_drop_torn_tail_cuts_only_an_unfinished_line(tmp_path: Path, tail: bytes) -> None:
+    spool = Spool.create(tmp_path)
+    whole = spool.append([encode({"n": 1}), encode({"n": 2})])
+    with open(spool.path / "events.jsonl", "ab") as f:
+        f.write(tail)
+    spool.drop_torn_tail()
+    assert spool.size() == whole
+    spool.append([encode({"n": 3})])
+    assert [r["n"] for _, r in spool.read_from(0)] == [1, 2, 3]

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -174,3 +178,167 @@ def test_cli_sync_bad_spool_dir_is_one_line_and_exit_2(
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "does not exist" in err
+
+
+# -- runs whose writer never ended them ----------------------------------------------------------
+
+WRITER = """
+import json, sys
+from pathlib import Path
+from mlflow_fingerprint.run.spool import Spool, encode
+
+spool = Spool.create(Path(sys.argv[1]))
+records = json.loads(sys.stdin.readline())
+spool.append([encode({**r, "spool_id": spool.spool_id}) for r in records])
+with open(spool.path / "events.jsonl", "ab") as f:
+    f.write(sys.argv[2].encode())  # what it was writing when it died, if anything
+print(spool.path, flush=True)
+sys.stdin.read()  # alive until the test closes its stdin
+"""
+LAST_T = 1_700_000_000_000 + 4
+
+
+def start_writer(root: Path, uri: str, torn: str = "") -> tuple[subprocess.Popen[str], Spool]:
+    """A real process that writes a run's spool (start, 5 values, no end), then stays alive."""
+    records = [
+        {
+            "e": "start",
+            "experiment_name": "spooled",
+            "run_name": "crashed",
+            "start_time": 1_700_000_000_000,
+            "tags": {},
+            "tracking_uri": uri,
+        },
+        *({"e": "m", "k": "loss", "v": 1.0, "s": s, "t": 1_700_000_000_000 + s} for s in range(5)),
+    ]
+    child = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(root), torn],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdin is not None
+    assert child.stdout is not None
+    child.stdin.write(json.dumps(records) + "\n")
+    child.stdin.flush()
+    return child, Spool(Path(child.stdout.readline().strip()))
+
+
+def end(child: subprocess.Popen[str]) -> None:
+    assert child.stdin is not None
+    child.stdin.close()
+    child.wait(60)
+
+
+def the_run() -> Any:
+    [run] = runs_in("spooled")
+    return run
+
+
+def test_a_live_writers_run_is_left_running_then_ended_once_it_is_gone(
+    sqlite_tracking_uri: str, spool_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    child, spool = start_writer(spool_dir, sqlite_tracking_uri)
+    host = os.uname().nodename
+    try:
+        assert cli(["sync"]) == 0
+        out = capsys.readouterr().out
+        assert out.count("\n") == 1
+        assert f"left it RUNNING: process {child.pid} on {host} is still running" in out
+        run = the_run()
+        assert run.info.status == "RUNNING"
+        assert run.info.end_time is None
+        assert len(MlflowClient().get_metric_history(run.info.run_id, "loss")) == 5
+        assert spool.path.is_dir(), "the spool must stay for a later sync to end the run"
+    finally:
+        end(child)
+
+    assert cli(["sync"]) == 0
+    out = capsys.readouterr().out
+    assert f"uploaded 0 metric values and 2 other records into run {run.info.run_id}" in out
+    assert f"ended it as KILLED: process {child.pid} on {host} exited" in out
+    run = the_run()
+    assert run.info.status == "KILLED"
+    assert run.info.end_time == LAST_T
+    assert run.data.tags["fingerprint.ended_by"] == "sync"
+    assert run.data.tags["fingerprint.end_reason"] == (
+        f"its writer never ended it: process {child.pid} on {host} exited"
+    )
+    assert not spool.path.exists()
+    assert cli(["sync"]) == 0
+    assert "nothing to sync" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("torn", ["", '{"e":"m","k":"loss","v":0.2,"s":5,"t":17'])
+def test_a_dead_writers_run_is_ended_killed_at_its_last_value(
+    sqlite_tracking_uri: str, spool_dir: Path, capsys: pytest.CaptureFixture[str], torn: str
+) -> None:
+    """``torn``: it died in the middle of writing a line; the end appended after it must not be
+    read as part of that damaged line."""
+    child, _ = start_writer(spool_dir, sqlite_tracking_uri, torn)
+    end(child)
+    assert cli(["sync"]) == 0
+    assert "ended it as KILLED" in capsys.readouterr().out
+    run = the_run()
+    assert (run.info.status, run.info.end_time) == ("KILLED", LAST_T)
+    assert run.data.tags["fingerprint.ended_by"] == "sync"
+    assert [m.step for m in MlflowClient().get_metric_history(run.info.run_id, "loss")] == list(
+        range(5)
+    )
+
+
+def test_dry_run_says_it_would_end_the_run_and_changes_nothing(
+    sqlite_tracking_uri: str, spool_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    child, spool = start_writer(spool_dir, sqlite_tracking_uri)
+    end(child)
+    size = spool.size()
+    assert cli(["sync", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "would upload 5 metric values, 1 other records" in out
+    assert f"would end it as KILLED: process {child.pid}" in out
+    assert spool.size() == size
+    assert runs_in("spooled") == []
+
+
+def test_the_end_survives_an_unreachable_server_and_the_override_uri(
+    sqlite_tracking_uri: str, spool_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The server moved: the spool names a URI nothing answers on, ``--tracking-uri`` the new
+    one. The first sync (the old URI) keeps everything; the end it decided on is uploaded later."""
+    child, spool = start_writer(spool_dir, "http://127.0.0.1:9")
+    end(child)
+    assert cli(["sync"]) == 2
+    captured = capsys.readouterr()
+    assert "http://127.0.0.1:9 unreachable; kept 5 metric values, 3 other records" in captured.out
+    assert captured.err.count("\n") == 1
+    assert spool.path.is_dir()
+    assert cli(["sync", "--tracking-uri", sqlite_tracking_uri]) == 0
+    assert "uploaded 5 metric values and 3 other records" in capsys.readouterr().out
+    run = the_run()
+    assert (run.info.status, run.info.end_time) == ("KILLED", LAST_T)
+    assert run.data.tags["fingerprint.ended_by"] == "sync"
+
+
+def test_a_joined_run_is_left_to_whoever_started_it(
+    sqlite_tracking_uri: str, spool_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The spool joined a run the user opened (``mlflow.start_run``): sync uploads what it
+    holds, and ending that run stays the user's business even though the writer is gone."""
+    client = MlflowClient()
+    run_id = client.create_run(client.create_experiment("spooled")).info.run_id
+    child = subprocess.run(
+        [sys.executable, "-c", WRITER, str(spool_dir), ""],
+        input=json.dumps([{"e": "start", "run_id": run_id, "tracking_uri": sqlite_tracking_uri}])
+        + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert child.stdout.strip()
+    assert cli(["sync"]) == 0
+    assert "KILLED" not in capsys.readouterr().out
+    run = client.get_run(run_id)
+    assert run.info.status == "RUNNING"
+    assert "fingerprint.ended_by" not in run.data.tags

@@ -1,10 +1,38 @@
-"""mlflow-fingerprint: record why a PyTorch run's numbers are what they are, and explain diffs."""
+"""mlflow-fingerprint: record why a PyTorch run's numbers are what they are, and explain diffs.
 
-from .capture import RunInfo, capture
-from .compare import Report, diff
-from .fingerprint import Fingerprint, FingerprintError
-from .run import dataloader_generator, fingerprinted, log_metrics, seed_everything, seed_worker
-from .version import __version__
+The public names are imported on first use (PEP 562), so ``import mlflow_fingerprint`` and
+``fingerprint --help`` do not pay for the capture probes, the comparator or the run wrapper.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib import import_module
+from types import ModuleType
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers know the name
+if TYPE_CHECKING:
+    from .capture import RunInfo, capture
+    from .compare import Report, diff
+    from .fingerprint import Fingerprint, FingerprintError
+    from .run import dataloader_generator, fingerprinted, log_metrics, seed_everything, seed_worker
+    from .version import __version__
+
+# public name -> the submodule that defines it
+_SOURCES = {
+    "Fingerprint": ".fingerprint",
+    "FingerprintError": ".fingerprint",
+    "Report": ".compare",
+    "RunInfo": ".capture",
+    "__version__": ".version",
+    "capture": ".capture",
+    "dataloader_generator": ".run",
+    "diff": ".compare",
+    "fingerprinted": ".run",
+    "log_metrics": ".run",
+    "seed_everything": ".run",
+    "seed_worker": ".run",
+}
 
 __all__ = [
     "Fingerprint",
@@ -20,3 +48,32 @@ __all__ = [
     "seed_everything",
     "seed_worker",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Import a public name's submodule on first use (PEP 562)."""
+    source = _SOURCES.get(name)
+    if source is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(source, __name__), name)
+    globals()[name] = value  # later lookups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    """The public names, loaded or not (for completion), and the dunders; not the helpers."""
+    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})
+
+
+class _Package(ModuleType):
+    """Keeps ``mfp.capture`` the function. Importing the ``capture`` subpackage (the CLI or the
+    run context provider does) makes Python set the package attribute of that name to the
+    subpackage, which would replace the function; the subpackage stays in ``sys.modules``."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in _SOURCES and isinstance(value, ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -27,16 +27,15 @@ HANDLERS = {
 }
 
 
-def _tracking(p: argparse.ArgumentParser, experiment: bool = True) -> None:
+def _tracking(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--tracking-uri",
         metavar="URI",
         help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else MLflow's default)",
     )
-    if experiment:
-        p.add_argument(
-            "-e", "--experiment", metavar="NAME", help="experiment in which to look up run names"
-        )
+    p.add_argument(
+        "-e", "--experiment", metavar="NAME", help="experiment in which to look up run names"
+    )
 
 
 def _output(p: argparse.ArgumentParser, formats: Sequence[str]) -> None:
@@ -93,8 +92,19 @@ def build_parser() -> argparse.ArgumentParser:
     _tracking(p)
     _output(p, ("text", "json"))
 
-    p = sub.add_parser("sync", help="upload runs spooled while the tracking server was unreachable")
-    _tracking(p, experiment=False)
+    p = sub.add_parser(
+        "sync",
+        help="upload runs spooled while the tracking server was unreachable",
+        description="Upload runs spooled while the tracking server was unreachable, each to the "
+        "tracking URI it was logging to. A run whose process died without ending it is ended as "
+        "KILLED; one whose process may still be alive is left RUNNING.",
+    )
+    p.add_argument(
+        "--tracking-uri",
+        metavar="URI",
+        help="upload every spooled run to URI instead of the URI it was logging to (e.g. the "
+        "server moved); default: each run's own, else $MLFLOW_TRACKING_URI, else MLflow's default",
+    )
     p.add_argument("--spool-dir", metavar="DIR", help="spool directory (default: the standard one)")
     p.add_argument("--dry-run", action="store_true", help="list what would be uploaded")
     return parser

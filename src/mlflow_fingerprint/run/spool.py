@@ -9,7 +9,9 @@ costs nothing but a later ``fingerprint sync``. One directory per run:
   every record is stored, plus the run id; appended and fsync'd after each accepted call, so an
   acknowledged record is never sent again;
 - ``artifacts/``: the files the artifact records point to, written atomically;
-- ``lock``: held (``flock``) by the process still writing the run, so ``sync`` leaves it alone.
+- ``lock``: held (``flock``) by the process still writing the run, so ``sync`` leaves it alone;
+- ``writer.json``: which process writes the run (pid, host, boot, start time), so that ``sync``
+  can tell a writer that died without ending the run from one that may still end it.
 
 A torn last line (a crash mid-write) is ignored by the reader: only newline-terminated lines count.
 
@@ -33,11 +35,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import liveness
+
 ENV_SPOOL = "MLFLOW_FINGERPRINT_SPOOL"
 EVENTS = "events.jsonl"
 ACKS = "acks.jsonl"
 ARTIFACTS = "artifacts"
 LOCK = "lock"
+WRITER = "writer.json"
 
 
 def spool_root() -> Path:
@@ -93,6 +98,8 @@ class Spool:
         path = root / f"{stamp}-{uuid.uuid4().hex[:12]}"
         (path / ARTIFACTS).mkdir(parents=True)
         (path / EVENTS).touch()
+        with contextlib.suppress(OSError):  # without it, sync cannot end a run this process left
+            _write_file(path, WRITER, encode(liveness.identity()))
         _fsync_dir(path)
         _fsync_dir(root)
         return cls(path)
@@ -192,6 +199,31 @@ class Spool:
         for folder in (self.path, self._overflow):
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)
+
+    def writer(self) -> dict[str, Any] | None:
+        """What ``liveness.identity()`` said of the process that created this spool, if known."""
+        try:
+            found = json.loads((self.path / WRITER).read_bytes())
+        except (OSError, ValueError):
+            return None
+        return found if isinstance(found, dict) else None
+
+    def drop_torn_tail(self) -> None:
+        """Cut a line the writer died in the middle of, so that a record appended after a crash
+        starts on a line of its own instead of being read as part of the damaged one."""
+        with open(self.path / EVENTS, "rb+") as f:
+            size = end = f.seek(0, os.SEEK_END)
+            while end > 0:  # back from the end, a block at a time, to the last newline
+                start = max(0, end - 65536)
+                f.seek(start)
+                newline = f.read(end - start).rfind(b"\n")
+                if newline >= 0:
+                    end = start + newline + 1
+                    break
+                end = start
+            if end < size:
+                f.truncate(end)
+                os.fsync(f.fileno())
 
     def first_record(self) -> dict[str, Any] | None:
         return next((record for _, record in self.read_from(0)), None)

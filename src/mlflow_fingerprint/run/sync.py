@@ -7,6 +7,12 @@ sent again. A record can reach the store twice only when its answer never got ac
 crash right after the call, or a call a closing run gave up on that completed later); it is then
 byte-identical (same key, value, step and time stamp), which MLflow's SQL stores deduplicate. A
 run is tagged with its spool id, and ``sync`` looks it up by that tag before creating one.
+
+A run whose writer died (SIGKILL, out of memory) has no end record and would stay RUNNING in
+MLflow for ever. When its writer is provably gone (:mod:`.liveness`), ``sync`` appends what the
+writer would have: tags saying who ended it and why, and an end record with status KILLED (MLflow's
+status for a run whose process died) at the time of its last logged value. Appended to the spool
+first, they are uploaded by the same replay, exactly once, even if this sync is interrupted.
 """
 
 from __future__ import annotations
@@ -15,8 +21,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import liveness
 from . import mlflow_io as io
-from .spool import Spool
+from .spool import Spool, encode
+
+ENDED_BY_TAG = "fingerprint.ended_by"
+END_REASON_TAG = "fingerprint.end_reason"
 
 
 @dataclass(frozen=True)
@@ -144,6 +154,53 @@ def replay(
             return Outcome(run_id, metrics, events, tuple(rejected), len(records) - i, str(exc))
         i = nxt
     return Outcome(run_id, metrics, events, tuple(rejected), len(records) - i)
+
+
+@dataclass(frozen=True)
+class Unended:
+    """A run this spool created and never ended, and whether its writer is gone for good."""
+
+    writer: liveness.Writer
+    last_time: int  # ms: the last value logged, else the start
+    recorded: bool  # the spool says who its writer is: a later sync may find it gone
+
+    @property
+    def keep(self) -> bool:
+        """Keep the spool after uploading it, for a later sync to end the run."""
+        return self.recorded and not self.writer.gone
+
+
+def unended(spool: Spool) -> Unended | None:
+    """None unless the spool created its run and holds no end record. A spool that joined a run
+    (the user's ``mlflow.start_run``) leaves ending it to whoever started it."""
+    start: Mapping[str, Any] = {}
+    last_time = 0
+    for _, record in spool.read_from(0):
+        kind = record.get("e")
+        if kind == "start" and not start:
+            start = record
+        elif kind == "end":
+            return None
+        elif kind == "m":
+            last_time = max(last_time, int(record.get("t") or 0))
+    if not start or start.get("run_id"):
+        return None
+    last_time = max(last_time, int(start.get("start_time") or 0))
+    recorded = spool.writer()
+    return Unended(liveness.judge(recorded), last_time, recorded is not None)
+
+
+def end_as_killed(spool: Spool, state: Unended) -> None:
+    """Append the end a dead writer could not write; the next replay uploads it."""
+    spool.drop_torn_tail()
+    reason = f"its writer never ended it: {state.writer.why}"
+    tags = {ENDED_BY_TAG: "sync", END_REASON_TAG: reason}
+    spool.append(
+        [
+            encode({"e": "tags", "tags": tags}),
+            encode({"e": "end", "status": "KILLED", "end_time": state.last_time}),
+        ]
+    )
 
 
 def summary(spool: Spool) -> dict[str, Any]:

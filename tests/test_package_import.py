@@ -1,0 +1,92 @@
+"""The package imports its public names on first use: ``import mlflow_fingerprint`` costs nothing,
+and every public name still arrives, as itself, however it is reached."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from types import ModuleType
+
+import pytest
+
+import mlflow_fingerprint as mfp
+
+# Where each public name is defined: what the package re-exported before it was lazy.
+DEFINED_IN = {
+    "Fingerprint": "mlflow_fingerprint.fingerprint",
+    "FingerprintError": "mlflow_fingerprint.fingerprint",
+    "Report": "mlflow_fingerprint.compare",
+    "RunInfo": "mlflow_fingerprint.capture",
+    "__version__": "mlflow_fingerprint.version",
+    "capture": "mlflow_fingerprint.capture",
+    "dataloader_generator": "mlflow_fingerprint.run",
+    "diff": "mlflow_fingerprint.compare",
+    "fingerprinted": "mlflow_fingerprint.run",
+    "log_metrics": "mlflow_fingerprint.run",
+    "seed_everything": "mlflow_fingerprint.run",
+    "seed_worker": "mlflow_fingerprint.run",
+}
+
+
+def python(code: str) -> str:
+    """Run ``code`` in a fresh interpreter (nothing imported yet); its stdout."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def test_all_is_the_public_api() -> None:
+    assert sorted(mfp.__all__) == sorted(DEFINED_IN)
+    assert set(mfp.__all__) <= set(dir(mfp))
+
+
+@pytest.mark.parametrize("name", sorted(DEFINED_IN))
+def test_from_import_gives_each_public_name_itself(name: str) -> None:
+    namespace: dict[str, object] = {}
+    exec(f"from mlflow_fingerprint import {name}", namespace)
+    value = namespace[name]
+    assert not isinstance(value, ModuleType), f"{name} is the module {value!r}"
+    assert value is getattr(sys.modules[DEFINED_IN[name]], name)
+    assert getattr(mfp, name) is value
+
+
+def test_star_import_gives_every_public_name() -> None:
+    namespace: dict[str, object] = {}
+    exec("from mlflow_fingerprint import *", namespace)
+    assert set(DEFINED_IN) <= set(namespace)
+
+
+def test_import_loads_no_submodule() -> None:
+    out = python(
+        "import sys, mlflow_fingerprint\n"
+        "print(sorted(m for m in sys.modules if m.startswith('mlflow_fingerprint')"
+        " or m.split('.')[0] in ('torch', 'mlflow', 'numpy', 'git', 'pynvml', 'rich')))"
+    )
+    assert out == "['mlflow_fingerprint']"
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "import mlflow_fingerprint.capture.core",
+        "import mlflow  # loads the run context provider through its entry point",
+    ],
+)
+def test_capture_stays_the_function_when_its_subpackage_is_imported_first(first: str) -> None:
+    """Importing ``mlflow_fingerprint.capture`` (``import mlflow``, the wrapper, the CLI and user
+    code do) makes Python set the package attribute ``capture`` to that subpackage."""
+    out = python(
+        f"{first}\n"
+        "import mlflow_fingerprint as mfp\n"
+        "mfp.fingerprinted  # imports the wrapper, which imports the capture subpackage\n"
+        "from mlflow_fingerprint import capture\n"
+        "from mlflow_fingerprint.capture import capture as defined\n"
+        "print(mfp.capture is capture is defined, type(mfp.capture).__name__)"
+    )
+    assert out.splitlines()[-1] == "True function"
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    assert not hasattr(mfp, "no_such_name")
+    with pytest.raises(ImportError, match="no_such_name"):
+        exec("from mlflow_fingerprint import no_such_name", {})
