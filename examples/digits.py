@@ -52,6 +52,12 @@ class Digits(Dataset):
         )
         self.augment = augment
 
+    @property
+    def draws_random(self) -> bool:
+        """Declared for mlflow-fingerprint: whether loading a sample draws random numbers, which
+        decides whether the DataLoader's worker count can change the results."""
+        return self.augment
+
     def __len__(self) -> int:
         return len(self.labels)
 

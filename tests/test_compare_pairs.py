@@ -31,6 +31,7 @@ RUNS = {
     "deterministic": ["--seed", "0", "--deterministic"],
     "threads1": ["--seed", "0", "--threads", "1"],
     "threads2": ["--seed", "0", "--threads", "2"],
+    "workers2": ["--seed", "0", "--num-workers", "2"],
     "aug_workers0": ["--seed", "0", "--augment", "--num-workers", "0"],
     "aug_workers2": ["--seed", "0", "--augment", "--num-workers", "2"],
 }
@@ -144,3 +145,36 @@ def test_a_change_of_random_stream_or_recipe_changes_the_loss_from_the_first_ste
     loss = next(m for m in report.metrics if m.name == "loss")
     assert loss.first_divergence_step is not None
     assert loss.first_divergence_step <= 1
+
+
+def test_num_workers_is_harmless_for_a_dataset_that_draws_nothing_and_the_losses_agree(runs):
+    report = diff(runs["a"], runs["workers2"], tracking_uri=runs["uri"])
+    assert report.effective_differences == ()
+    workers = report.differences[0]
+    assert (workers.field, workers.effect) == ("data.loaders.0.num_workers", "none")
+    assert workers.explanation == (
+        "The dataset draws no random numbers in its workers, and the worker count does not "
+        "change sample order."
+    )
+    # The training agrees: two workers loaded the same samples in the same order.
+    assert report.verdict == "same_results"
+    assert all(m.bitwise_equal for m in report.metrics)
+    assert report.exit_code == 0
+
+
+def test_num_workers_is_the_top_randomness_cause_for_a_dataset_that_augments(runs):
+    report = diff(runs["aug_workers0"], runs["aug_workers2"], tracking_uri=runs["uri"])
+    top = report.differences[0]
+    assert (top.field, top.effect) == ("data.loaders.0.num_workers", "randomness")
+    assert "draw random numbers while loading (draws_random)" in top.explanation
+
+
+def test_the_deterministic_pair_says_which_run_asked_for_it(runs):
+    report = diff(runs["a"], runs["deterministic"], tracking_uri=runs["uri"])
+    first, second = report.differences[:2]
+    assert first.field == "determinism.deterministic_algorithms"
+    assert (second.field, second.effect) == ("determinism.requested.mode", first.effect)
+    assert second.explanation == (
+        "B asked for deterministic mode (mlflow_fingerprint.fingerprinted), A did not: that "
+        "request is why determinism.deterministic_algorithms differs."
+    )

@@ -126,9 +126,12 @@ def test_nccl_settings_matter_only_on_gpu_jobs(base: dict[str, Any]) -> None:
 TORCHRUN_TIMEOUT_S = 150
 
 
-def _torchrun(uri: str, *extra: str, nproc: int = 2) -> dict[str, Any]:
+def _torchrun(
+    uri: str, *extra: str, nproc: int = 2, script: str = "ddp_digits.py"
+) -> dict[str, Any]:
+    """Run ``tests/<script>`` (a digits.py job) under torchrun; rank 0's JSON line and stderr."""
     env = {**os.environ, "MLFLOW_TRACKING_URI": uri, "OMP_NUM_THREADS": "1"}
-    script = str(ROOT / "tests" / "ddp_digits.py")
+    path = str(ROOT / "tests" / script)
     if nproc > 1:
         cmd = [
             sys.executable,
@@ -136,10 +139,10 @@ def _torchrun(uri: str, *extra: str, nproc: int = 2) -> dict[str, Any]:
             "torch.distributed.run",
             f"--nproc_per_node={nproc}",
             "--standalone",
-            script,
+            path,
         ]
     else:
-        cmd = [sys.executable, script]
+        cmd = [sys.executable, path]
     done = subprocess.run(
         [*cmd, "--tracking-uri", uri, *extra],
         env=env,

@@ -107,29 +107,12 @@ def test_transformers_trainer_records_its_arguments(
 ) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("MLFLOW_EXPERIMENT_NAME", "hf")
-    import torch
-    from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
+    from transformers import Trainer, TrainingArguments
 
+    from hf_ddp_job import Rows, tiny_bert  # the 2-rank job's model and data
     from mlflow_fingerprint.integrations import FingerprintTrainerCallback
 
-    config = BertConfig(
-        vocab_size=32,
-        hidden_size=8,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=16,
-        max_position_embeddings=16,
-        num_labels=2,
-    )
-    model = BertForSequenceClassification(config)
-
-    class Rows(torch.utils.data.Dataset):
-        def __len__(self) -> int:
-            return 16
-
-        def __getitem__(self, i: int) -> dict:
-            g = torch.Generator().manual_seed(i)
-            return {"input_ids": torch.randint(0, 32, (8,), generator=g), "labels": i % 2}
+    model = tiny_bert()
 
     args = TrainingArguments(
         output_dir=str(tmp_path / "out"),

@@ -295,6 +295,40 @@ def test_deterministic_mode_is_applied_recorded_and_undone(
     )
 
 
+def test_the_deterministic_decision_is_in_the_fingerprint_and_the_diff_names_it(
+    sqlite_tracking_uri: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    previous = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(False)
+    monkeypatch.setattr(torch.backends.cudnn, "deterministic", False)
+    fingerprints = {}
+    try:
+        for mode in (False, True):
+            with mfp.fingerprinted(experiment="det-pair", deterministic=mode) as run:
+                pass
+            fingerprints[mode] = run.fingerprint
+    finally:
+        torch.use_deterministic_algorithms(previous)
+    off, on = fingerprints[False], fingerprints[True]
+    assert off.get("determinism.requested") == {
+        "mode": "off",
+        "by": "mlflow_fingerprint.fingerprinted",
+        "applied": [],
+    }
+    assert on.get("determinism.requested.mode") == "on"
+    assert "use_deterministic_algorithms(True, warn_only=False)" in on.get(
+        "determinism.requested.applied"
+    )
+    report = mfp.diff(off, on)
+    fields = [d.field for d in report.effective_differences]
+    assert fields[:2] == ["determinism.deterministic_algorithms", "determinism.requested.mode"]
+    request = report.effective_differences[1]
+    assert request.effect == report.effective_differences[0].effect == "numerics"
+    assert request.explanation.startswith(
+        "B asked for deterministic mode (mlflow_fingerprint.fingerprinted), A did not"
+    )
+
+
 def test_bad_arguments_fail_before_training() -> None:
     with pytest.raises(ValueError, match="deterministic"):
         mfp.fingerprinted(deterministic="yes")

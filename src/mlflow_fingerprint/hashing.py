@@ -38,6 +38,7 @@ VOLATILE: tuple[str, ...] = (
     "gpu.devices.*.mig_devices.*.uuid_digest",
     "gpu.devices.*.mig_devices.*.index",
     "numerics.raw",  # every spelling as read; the resolved values are what we hash
+    "determinism.requested",  # who asked for deterministic mode; the flags it set are hashed
     "python.executable",
     "python.prefix",
     "platform.hostname",

@@ -64,6 +64,17 @@ def deterministic_text(record: Record) -> str:
     return f"{mode},benchmark=on" if benchmark is True else mode
 
 
+def determinism_request_text(record: Record) -> str:
+    """`` · asked on by mlflow_fingerprint.fingerprinted``: the decision behind the flags, for the
+    summary only (the ``fingerprint.deterministic`` tag stays the flags); empty where no wrapper or
+    trainer recorded one."""
+    request = get_path(record, "determinism.requested")
+    if not isinstance(request, Mapping) or is_unavailable(request):
+        return ""
+    by = request.get("by")
+    return f" · asked {value_text(request.get('mode'))}" + (f" by {by}" if by else "")
+
+
 def seed_text(record: Record) -> str:
     requested = get_path(record, "seeds.requested")
     if requested is not None:
@@ -160,7 +171,7 @@ def summary_text(fp: Fingerprint | Record) -> str:
             ).lstrip(),
         ),
         ("tf32", tf32_text(record)),
-        ("deterministic", deterministic_text(record)),
+        ("deterministic", deterministic_text(record) + determinism_request_text(record)),
         ("seed", seed_text(record)),
         (
             "data",

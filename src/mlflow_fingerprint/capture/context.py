@@ -14,6 +14,33 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class DeterminismRequest:
+    """Who asked for deterministic mode, which mode, and what that switch did.
+
+    The flags it set are read back by the determinism probe like any others; this records the
+    decision behind them, which a probe cannot read: the wrapper's ``deterministic=``, Lightning's
+    ``Trainer(deterministic=...)`` or Hugging Face's ``full_determinism``.
+    """
+
+    mode: str  # "on", "warn" or "off" (not asked for); an unrecognised value as its text
+    by: str  # the switch: "mlflow_fingerprint.fingerprinted", "lightning.Trainer(deterministic)"
+    applied: tuple[str, ...] | None = None  # what was set; None where a framework set it itself
+
+    @classmethod
+    def of(cls, value: Any, by: str, applied: tuple[str, ...] | None = None) -> DeterminismRequest:
+        """From a switch's own value: True, "warn", False or None (Lightning's "leave as is")."""
+        if value is True:
+            mode = "on"
+        elif value is False or value is None:
+            mode = "off"
+        elif value == "warn":
+            mode = "warn"
+        else:
+            mode = str(value)
+        return cls(mode, by, applied)
+
+
+@dataclass(frozen=True)
 class RunInfo:
     """Facts only the run wrapper knows: a probe cannot read back a seed or a DataLoader."""
 
@@ -23,7 +50,7 @@ class RunInfo:
     seed_state_digests: Mapping[str, Any] | None = None
     loaders: tuple[Mapping[str, Any], ...] = ()
     declared: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-    deterministic: Any = None
+    deterministic: DeterminismRequest | None = None  # None: nobody recorded a request
     stage: str = "capture"
 
 

@@ -7,6 +7,7 @@ the OS, which keeps a whole capture well under what a single ``pip list`` costs.
 
 from __future__ import annotations
 
+import contextvars
 import os
 import sys
 import threading
@@ -84,13 +85,17 @@ def run_probes(
     ctx: ProbeContext, probes: dict[str, Probe], timeout_s: float
 ) -> dict[str, dict[str, Any]]:
     """Run ``probes`` concurrently in daemon threads; a probe still running at the deadline is
-    recorded as timed out and left to finish (or hang) without holding the caller."""
+    recorded as timed out and left to finish (or hang) without holding the caller.
+
+    Each thread runs in a copy of the caller's context: torch keeps the values a program assigns
+    to its config modules (``torch._inductor.config``, which ``use_deterministic_algorithms``
+    sets) in context variables, so a bare thread would read the defaults instead."""
     results: dict[str, Any] = {}
     threads = []
     for name, probe in probes.items():
         t = threading.Thread(
-            target=_run_probe,
-            args=(name, probe, ctx, results),
+            target=contextvars.copy_context().run,
+            args=(_run_probe, name, probe, ctx, results),
             name=f"mfp-probe-{name}",
             daemon=True,
         )

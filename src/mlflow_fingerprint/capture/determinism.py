@@ -6,7 +6,7 @@ import sys
 from typing import Any
 
 from ..fingerprint import unavailable
-from .context import ProbeContext
+from .context import DeterminismRequest, ProbeContext
 from .reading import env_values, read, torch_missing
 
 DETERMINISM_ENV = (
@@ -40,11 +40,24 @@ def _inductor(torch: Any) -> Any:
     }
 
 
+def requested(request: DeterminismRequest | None) -> dict[str, Any] | None:
+    """``determinism.requested``: the decision behind the flags, None where no run wrapper or
+    trainer integration recorded one (a plain ``capture()``, a bare ``mlflow.start_run()``).
+
+    Kept out of every hash (``hashing.VOLATILE``): the flags it set are hashed as themselves, and
+    two runs with equal flags compute alike whoever set them.
+    """
+    if request is None:
+        return None
+    applied = list(request.applied) if request.applied is not None else None
+    return {"mode": request.mode, "by": request.by, "applied": applied}
+
+
 def probe(ctx: ProbeContext) -> dict[str, Any]:
     env = env_values(DETERMINISM_ENV)
     missing = torch_missing(ctx)
     if missing:
-        return {"env": env, "torch": missing}
+        return {"env": env, "torch": missing, "requested": requested(ctx.run.deterministic)}
     torch = ctx.torch
     return {
         "cudnn_enabled": read(torch, "backends.cudnn.enabled"),
@@ -57,4 +70,5 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
         "mkldnn_deterministic": read(torch, "backends.mkldnn.deterministic"),
         "inductor": _inductor(torch),
         "env": env,
+        "requested": requested(ctx.run.deterministic),
     }

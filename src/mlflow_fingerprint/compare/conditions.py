@@ -10,9 +10,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..fingerprint import get_path
+from ..fingerprint import get_path, is_unavailable
 from . import facts
-from .fields import FieldChange
+from .fields import MISSING, FieldChange
 
 Record = Mapping[str, Any]
 
@@ -92,12 +92,18 @@ def _effective_precision(value: Any, capable: bool) -> str | None:
     return value if capable else "ieee"
 
 
+CPU_ONLY_TORCH = "Both runs used a CPU-only torch build, so the GPU did no arithmetic."
+SAME_ARCHITECTURE = (
+    "A different GPU model of the same architecture and SM count: cuBLAS and cuDNN promise "
+    "bit-equal results only on the same architecture and SM count, which holds here, so this is "
+    "a less likely cause unless kernels were autotuned."
+)
+
+
 def gpu_model(ctx: Context) -> Outcome | None:
     """The GPU matters only where torch could use it; same arch and SM count is a weaker cause."""
     if not (facts.cuda_build(ctx.a) or facts.cuda_build(ctx.b)):
-        return Outcome(
-            "none", "Both runs used a CPU-only torch build, so the GPU did no arithmetic."
-        )
+        return Outcome("none", CPU_ONLY_TORCH)
     devices_a, devices_b = facts.gpu_devices(ctx.a), facts.gpu_devices(ctx.b)
     if (
         devices_a
@@ -109,13 +115,7 @@ def gpu_model(ctx: Context) -> Outcome | None:
             for x, y in zip(devices_a, devices_b, strict=False)
         )
     ):
-        return Outcome(
-            "numerics",
-            "A different GPU model of the same architecture and SM count: cuBLAS and cuDNN "
-            "promise bit-equal results only on the same architecture and SM count, which holds "
-            "here, so this is a less likely cause unless kernels were autotuned.",
-            prior=1,
-        )
+        return Outcome("numerics", SAME_ARCHITECTURE, prior=1)
     return None
 
 
@@ -173,27 +173,130 @@ def deterministic_algorithms(ctx: Context) -> Outcome | None:
     )
 
 
+# Inductor's config fields the determinism probe reads, and the variable each takes its value
+# from when inductor is imported (torch/_inductor/config.py).
+INDUCTOR_ENV = {
+    "deterministic": "TORCHINDUCTOR_DETERMINISTIC",
+    "fallback_random": "TORCHINDUCTOR_FALLBACK_RANDOM",
+    "max_autotune": "TORCHINDUCTOR_MAX_AUTOTUNE",
+    "coordinate_descent_tuning": "TORCHINDUCTOR_COORDINATE_DESCENT_TUNING",
+}
+
+
+def _inductor_expected(record: Record, key: str) -> bool:
+    """The value a run's other fields give an inductor setting: its variable, and for
+    ``deterministic`` also ``use_deterministic_algorithms``, which sets it (torch 2.2+)."""
+    env_on = get_path(record, f"determinism.env.{INDUCTOR_ENV[key]}") == "1"
+    return env_on or (key == "deterministic" and facts.deterministic_on(record))
+
+
+def inductor_config(ctx: Context) -> Outcome | None:
+    """An inductor setting that is, in both runs, what the run's other fields give it adds no
+    cause of its own: those fields are compared one by one. A run that had not imported inductor
+    when captured (its config unread) had compiled nothing yet, and counts as the expected value.
+    The typical case: ``use_deterministic_algorithms(True)`` imports inductor in one run only."""
+    key = ctx.change.path.rsplit(".", 1)[-1]
+    if key not in INDUCTOR_ENV:
+        return None
+    sides = ((ctx.change.a, ctx.a), (ctx.change.b, ctx.b))
+    if not all(
+        value is MISSING or is_unavailable(value) or value == _inductor_expected(record, key)
+        for value, record in sides
+    ):
+        return None
+    source = "use_deterministic_algorithms or " if key == "deterministic" else ""
+    return Outcome(
+        "none",
+        f"In both runs inductor's {key} is what {source}{INDUCTOR_ENV[key]} makes it (a run "
+        "that had not imported inductor had compiled nothing yet), so it adds no cause beyond "
+        "those fields.",
+    )
+
+
+def _may_use_nccl(record: Record) -> bool:
+    """The recorded backend where there is one (a GPU job's group says ``nccl`` even where NVML
+    could not read its GPUs); without one, a run that computed on a GPU is taken to use NCCL."""
+    used = facts.nccl_backend(record)
+    return used if used is not None else facts.gpu_run(record)
+
+
 def nccl(ctx: Context) -> Outcome | None:
-    """NCCL sums gradients only in a multi-process run on GPUs (gloo does it on CPU)."""
+    """NCCL sums gradients only in a multi-process job whose process group is NCCL's (gloo does
+    it on CPU, and on GPUs where a job chose gloo)."""
     if not (facts.world_size(ctx.a) > 1 or facts.world_size(ctx.b) > 1):
         return Outcome("none", "Both runs were single-process, so NCCL reduced nothing.")
-    if not (facts.gpu_run(ctx.a) or facts.gpu_run(ctx.b)):
-        return Outcome("none", "Neither run computed on a GPU, so NCCL reduced nothing.")
-    return None
+    if _may_use_nccl(ctx.a) or _may_use_nccl(ctx.b):
+        return None
+    backends = [get_path(r, "distributed.backend") for r in (ctx.a, ctx.b)]
+    if all(facts.nccl_backend(r) is False for r in (ctx.a, ctx.b)):
+        return Outcome(
+            "none",
+            f"Neither job summed with NCCL (process group A: {backends[0]}, B: {backends[1]}), "
+            "so NCCL reduced nothing; its settings only change GPU all-reduces NCCL runs.",
+        )
+    return Outcome("none", "Neither run computed on a GPU, so NCCL reduced nothing.")
+
+
+# The sampler a DataLoader over an IterableDataset gets: each worker then runs its own iterator.
+ITERABLE_SAMPLER = "_InfiniteConstantSampler"
+
+
+def _changed_loaders(ctx: Context) -> list[Mapping[str, Any]]:
+    """Both runs' loader at the changed ``data.loaders.<i>`` index; every loader of both runs for
+    a declared value (it may stand for any of them)."""
+    parts = ctx.change.path.split(".")
+    if parts[:2] == ["data", "loaders"] and len(parts) > 2 and parts[2].isdigit():
+        index = int(parts[2])
+        return [ls[index] for r in (ctx.a, ctx.b) if index < len(ls := facts.loaders(r))]
+    return [loader for r in (ctx.a, ctx.b) for loader in facts.loaders(r)]
 
 
 def num_workers(ctx: Context) -> Outcome | None:
-    """num_workers changes random streams only when workers draw random numbers."""
-    draws = [
-        facts.workers_draw_random(loader) for r in (ctx.a, ctx.b) for loader in facts.loaders(r)
-    ]
+    """num_workers changes random streams only when workers draw random numbers; the sample order
+    is the sampler's, drawn in the main process (determinism_kb.md (a), ``num_workers``). Not so
+    for an IterableDataset or ``in_order=False``, where the workers decide what comes when."""
+    loaders = _changed_loaders(ctx)
+    if any(loader.get("sampler") == ITERABLE_SAMPLER for loader in loaders):
+        return Outcome(
+            "randomness",
+            "The dataset is an IterableDataset: each worker runs its own iterator, so the worker "
+            "count decides which samples arrive in which order (and repeats them unless the "
+            "dataset splits its stream by worker).",
+            prior=3,
+        )
+    if any(loader.get("in_order") is False for loader in loaders):
+        return Outcome(
+            "randomness",
+            "With in_order=False batches arrive in the order the workers finish them, so the "
+            "worker count changes the batch order.",
+            prior=3,
+        )
+    draws = [facts.workers_draw_random(loader) for loader in loaders]
     if draws and all(d is False for d in draws):
         return Outcome(
             "none",
             "The dataset draws no random numbers in its workers, and the "
             "worker count does not change sample order.",
         )
-    return None
+    if any(d is True for d in draws):
+        return Outcome(
+            "randomness",
+            "The workers draw random numbers while loading (draws_random), each from its own "
+            "per-worker seed, so a different worker count gives different random draws.",
+        )
+    return None  # not known: the rule's own words, conservative
+
+
+def draws_random(ctx: Context) -> Outcome | None:
+    """Augmentation on in one run and off in the other is a recipe change; a run that could not
+    tell (None, or a record from before the field) says nothing about the other."""
+    if isinstance(ctx.change.a, bool) and isinstance(ctx.change.b, bool):
+        return None
+    return Outcome(
+        "none",
+        "Only one run knows whether its data loading draws random numbers; knowing it changes "
+        "nothing by itself.",
+    )
 
 
 def unseeded(ctx: Context) -> Outcome | None:
@@ -258,3 +361,53 @@ def both_ranked(ctx: Context) -> Outcome | None:
                 "Only one run recorded this rank; distributed.world_size carries the difference.",
             )
     return None
+
+
+def _rank_summary(record: Record, path: str) -> Mapping[str, Any]:
+    """The ``distributed.ranks`` entry a ``distributed.ranks.<i>....`` path is in."""
+    summary = get_path(record, ".".join(path.split(".")[:3]))
+    return summary if isinstance(summary, Mapping) else {}
+
+
+def rank_hash(ctx: Context) -> Outcome | None:
+    """A rank whose hash equals rank 0's in both runs differs exactly as rank 0 does, and rank
+    0's record is the one compared field by field, each field by its own rule (an NCCL setting on
+    a gloo job is ``none`` there): counting the hash again would override that rule."""
+    found = both_ranked(ctx)
+    if found is not None:
+        return found
+    group = ctx.change.path.rsplit(".", 1)[-1]
+    if all(
+        get_path(_rank_summary(r, ctx.change.path), f"hashes.{group}")
+        == get_path(r, f"hashes.{group}")
+        for r in (ctx.a, ctx.b)
+    ):
+        return Outcome(
+            "none",
+            f"In both runs this rank's {group} hash is rank 0's, whose fields are compared one "
+            "by one; it adds no cause of its own.",
+        )
+    return None
+
+
+def rank_gpu(ctx: Context) -> Outcome | None:
+    """A rank's GPU, judged as ``gpu_model`` judges rank 0's: under a CPU-only torch it did no
+    arithmetic, and the same compute capability and SM count make a weaker cause. The job's torch
+    build is rank 0's (a rank with another torch shows in ``distributed.ranks.<i>.torch``)."""
+    found = both_ranked(ctx)
+    if found is not None:
+        return found
+    if not (facts.cuda_build(ctx.a) or facts.cuda_build(ctx.b)):
+        return Outcome("none", CPU_ONLY_TORCH)
+    ra, rb = (_rank_summary(r, ctx.change.path) for r in (ctx.a, ctx.b))
+    if all(
+        ra.get(key) == rb.get(key) and ra.get(key) not in (None, "none")
+        for key in ("compute_capability", "sm_count")
+    ):
+        return Outcome("numerics", SAME_ARCHITECTURE, prior=1)
+    return None
+
+
+def rank_driver(ctx: Context) -> Outcome | None:
+    """A rank's driver, judged as ``driver`` judges rank 0's."""
+    return both_ranked(ctx) or driver(ctx)

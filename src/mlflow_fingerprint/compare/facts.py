@@ -103,6 +103,15 @@ def tf32_nodes_on(record: Record) -> list[str]:
     return nodes
 
 
+def nccl_backend(record: Record) -> bool | None:
+    """Whether the job's process group summed with NCCL (``nccl``, or ``cpu:gloo,cuda:nccl`` for
+    CUDA tensors); None where no backend was recorded (no group yet when captured)."""
+    backend = get_path(record, "distributed.backend")
+    if not isinstance(backend, str) or backend in ("", "undefined"):
+        return None
+    return "nccl" in backend.lower()
+
+
 def world_size(record: Record) -> int:
     size = get_path(record, "distributed.world_size")
     return size if isinstance(size, int) and not isinstance(size, bool) else 1
@@ -130,8 +139,9 @@ def generator_seeded(loader: Mapping[str, Any]) -> bool:
 
 
 def workers_draw_random(loader: Mapping[str, Any]) -> bool | None:
-    """Whether the dataset draws random numbers in the workers: ``dataset.draws_random`` where
-    recorded (declared by the user), None where unknown."""
+    """Whether the workers draw random numbers while loading: ``dataset.draws_random`` as the run
+    wrapper recorded it (declared on the dataset or its collate_fn, or known for torch's plain
+    datasets: ``run/loaders.py``), None where unknown."""
     dataset = loader.get("dataset")
     flag = dataset.get("draws_random") if isinstance(dataset, Mapping) else None
     return flag if isinstance(flag, bool) else None

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from ..fingerprint import get_path, is_unavailable
 from ..hashing import GROUPS, VOLATILE
 from . import conditions as cond
 from .conditions import Condition, Context, Outcome
-from .fields import FieldChange
+from .fields import MISSING, FieldChange, same_value
 
 EFFECTS = ("recipe", "randomness", "numerics", "none")
 KB = "reference/determinism_kb.md"
@@ -84,6 +85,71 @@ WORLD = kb("World size / GPU count")
 NCCL = kb("NCCL_ALGO / NCCL_PROTO / channel count / NCCL version")
 NONE_CLASS = Source(DESIGN, "`none`: recorded but does not change results")
 PYTHON = Source(SEEDS, "Results also change with batch size, worker count and Python version")
+
+# What a deterministic-mode switch sets: the wrapper's (run/seeding.apply_determinism), Lightning's
+# Trainer(deterministic=...) and Hugging Face's full_determinism each set some of these.
+SWITCHED = (
+    "determinism.deterministic_algorithms",
+    "determinism.warn_only",
+    "determinism.cudnn_deterministic",
+    "determinism.cudnn_benchmark",
+    "determinism.env.CUBLAS_WORKSPACE_CONFIG",
+)
+ASKED = {"on": "asked for deterministic mode", "warn": "asked for warn-only deterministic mode"}
+
+
+def _request_side(label: str, request: Any) -> tuple[bool, str, str]:
+    """(asked, full phrase, short phrase) for one run's ``determinism.requested``."""
+    if not isinstance(request, Mapping) or is_unavailable(request):
+        text = f"{label} recorded no request"
+        return False, text, text
+    mode, by = request.get("mode"), request.get("by")
+    via = f" ({by})" if by else ""
+    if mode in ASKED:
+        text = f"{label} {ASKED[mode]}{via}"
+        return True, text, text
+    if mode == "off":
+        return False, f"{label} did not ask for deterministic mode{via}", f"{label} did not"
+    text = f"{label} asked for mode {mode!r}{via}"
+    return True, text, text
+
+
+def _request_phrases(a: Any, b: Any) -> str:
+    """``B asked for deterministic mode (mlflow_fingerprint.fingerprinted), A did not``: a run
+    that asked comes first, and each side says which switch it used."""
+    sides = sorted([_request_side("A", a), _request_side("B", b)], key=lambda s: not s[0])
+    (first_asked, first, _), (_, second, second_short) = sides
+    return f"{first}, {second_short if first_asked else second}"
+
+
+def requested_mode(ctx: Context) -> Outcome:
+    """A request for deterministic mode acts only through the flags it set, so it takes the class
+    and prior of the strongest of them that differ: it ranks beside them (after them, by its place
+    in RULES) and says why they differ. It is never a cause of its own: with equal flags it is
+    ``none``, and with differing ones they already explain the runs (and it is in no hash)."""
+    path = "determinism.requested"
+    sides = _request_phrases(get_path(ctx.a, path), get_path(ctx.b, path))
+    moved: list[tuple[str, Classification]] = []
+    for flag in SWITCHED:
+        va, vb = get_path(ctx.a, flag, MISSING), get_path(ctx.b, flag, MISSING)
+        if not same_value(va, vb):
+            moved.append((flag, classify(FieldChange(flag, va, vb), ctx.a, ctx.b)))
+    effective = [(flag, c) for flag, c in moved if c.effect != "none"]
+    if not effective:
+        why = (
+            "the flags it sets change nothing in these runs"
+            if moved
+            else "both ran with the same determinism flags"
+        )
+        return Outcome("none", f"{sides}, yet {why}, so the request changed nothing.")
+    strongest = min((c for _, c in effective), key=lambda c: (EFFECTS.index(c.effect), -c.prior))
+    *rest, last = [flag for flag, _ in effective]
+    flags = f"{', '.join(rest)} and {last}" if rest else last
+    verb = "differ" if rest else "differs"
+    return Outcome(
+        strongest.effect, f"{sides}: that request is why {flags} {verb}.", prior=strongest.prior
+    )
+
 
 # Ordered by how often each is the answer in practice: the order breaks ties in the ranking.
 RULES: tuple[Rule, ...] = (
@@ -165,7 +231,8 @@ RULES: tuple[Rule, ...] = (
         "data.loaders.*.num_workers",
         "randomness",
         "Random numbers drawn inside DataLoader workers (augmentation) come from per-worker "
-        "seeds, so a different worker count gives different random draws.",
+        "seeds, so a different worker count gives different random draws, unless the dataset "
+        "declares draws_random=False.",
         kb("`num_workers`"),
         prior=3,
         condition=cond.num_workers,
@@ -174,7 +241,8 @@ RULES: tuple[Rule, ...] = (
         "data.declared.num_workers",
         "randomness",
         "Random numbers drawn inside DataLoader workers (augmentation) come from per-worker "
-        "seeds, so a different worker count gives different random draws.",
+        "seeds, so a different worker count gives different random draws, unless the dataset "
+        "declares draws_random=False.",
         kb("`num_workers`"),
         prior=3,
         condition=cond.num_workers,
@@ -237,6 +305,21 @@ RULES: tuple[Rule, ...] = (
         prior=3,
     ),
     Rule(
+        "data.loaders.*.dataset.draws_random",
+        "recipe",
+        "One run's data loading draws random numbers (augmentation) and the other's does not.",
+        Source(DESIGN, "`recipe`: a different training procedure"),
+        prior=3,
+        condition=cond.draws_random,
+    ),
+    Rule(
+        "data.loaders.*.collate_fn",
+        "recipe",
+        "A different collate_fn assembles the batches differently.",
+        Source(DESIGN, "`recipe` (seeds, data, code)"),
+        prior=2,
+    ),
+    Rule(
         "data.loaders.*.pin_memory",
         "none",
         "Pinned memory only speeds up host-to-GPU copies.",
@@ -277,6 +360,7 @@ RULES: tuple[Rule, ...] = (
         "Compiled code draws random numbers differently from eager unless fallback_random is on.",
         kb("torch.compile on/off"),
         prior=2,
+        condition=cond.inductor_config,
     ),
     Rule(
         "determinism.env.TORCHINDUCTOR_FALLBACK_RANDOM",
@@ -421,6 +505,22 @@ RULES: tuple[Rule, ...] = (
         condition=cond.cublas_workspace,
     ),
     Rule(
+        "determinism.requested.mode",
+        "numerics",
+        "Deterministic mode switches cudnn.benchmark, cudnn.deterministic and deterministic "
+        "algorithms, so asking for it in one run only changes which kernels run.",
+        kb("`use_deterministic_algorithms` / `warn_only`"),
+        prior=3,
+        condition=requested_mode,
+    ),
+    Rule(
+        "determinism.requested",
+        "none",
+        "Which switch asked for deterministic mode and what it did; the mode and the flags it set "
+        "are compared on their own.",
+        NONE_CLASS,
+    ),
+    Rule(
         "torch.version",
         "numerics",
         "A different torch release ships different kernels (and sometimes defaults); results are "
@@ -530,6 +630,7 @@ RULES: tuple[Rule, ...] = (
         "Compiler autotuning picks kernels by timing, and reductions are sensitive to that choice.",
         INDUCTOR,
         prior=2,
+        condition=cond.inductor_config,
     ),
     Rule(
         "determinism.env.TORCHINDUCTOR_DETERMINISTIC",
@@ -773,7 +874,7 @@ RULES: tuple[Rule, ...] = (
         "with everyone else's, so the whole run changes.",
         WORLD,
         prior=3,
-        condition=cond.both_ranked,
+        condition=cond.rank_hash,
     ),
     Rule(
         "distributed.ranks.*.hashes.recipe",
@@ -781,7 +882,7 @@ RULES: tuple[Rule, ...] = (
         "This rank ran a different recipe (seed, data or code).",
         WORLD,
         prior=2,
-        condition=cond.both_ranked,
+        condition=cond.rank_hash,
     ),
     Rule(
         "distributed.ranks.*.hashes.env",
@@ -789,7 +890,7 @@ RULES: tuple[Rule, ...] = (
         "This rank ran on a different hardware or software stack.",
         WORLD,
         prior=2,
-        condition=cond.both_ranked,
+        condition=cond.rank_hash,
     ),
     Rule(
         "distributed.ranks.*.gpu",
@@ -797,7 +898,24 @@ RULES: tuple[Rule, ...] = (
         "This rank ran on a different GPU model, whose kernels round differently.",
         GPU_MODEL,
         prior=3,
-        condition=cond.both_ranked,
+        condition=cond.rank_gpu,
+    ),
+    Rule(
+        "distributed.ranks.*.compute_capability",
+        "numerics",
+        "This rank's GPU has a different compute capability: different kernels and reduction "
+        "orders.",
+        GPU_MODEL,
+        prior=3,
+        condition=cond.rank_gpu,
+    ),
+    Rule(
+        "distributed.ranks.*.sm_count",
+        "numerics",
+        "This rank's GPU has a different number of SMs, which splits cuBLAS's work differently.",
+        SM_COUNT,
+        prior=3,
+        condition=cond.rank_gpu,
     ),
     Rule(
         "distributed.ranks.*.torch",
@@ -813,7 +931,7 @@ RULES: tuple[Rule, ...] = (
         "This rank's GPU driver differs; rarely a cause by itself.",
         kb("Driver version"),
         prior=1,
-        condition=cond.both_ranked,
+        condition=cond.rank_driver,
     ),
     Rule(
         "distributed.ranks.*.backend",

@@ -4,18 +4,26 @@ settings and hand the fingerprint to that run's spool writer (tags, params, arti
 The run was created by the trainer's own MLflow integration, whose ``resolve_tags`` call already
 gave it the context provider's start-of-run tags and queued its start fingerprint; that pending
 fingerprint is replaced here, so it cannot land after (and overwrite) the fuller one.
+
+In a distributed job (the trainer set up the process group) every rank captures and joins the
+gather in the same hook; rank 0 records the merged fingerprint, the job tags and every rank's
+fingerprint into the one run, as the ``fingerprinted`` wrapper does. Other ranks never touch MLflow.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import warnings
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..capture import RunInfo, capture
+from ..capture.context import DeterminismRequest
 from ..fingerprint import Fingerprint
 from ..redact import secret_env_values
+from ..run import ranks
 from ..run import tags as tagging
 from ..run.loaders import describe
+from ..run.metrics import FingerprintWarning
 
 
 def loader_records(*loaders: Any) -> tuple[dict[str, Any], ...]:
@@ -29,6 +37,13 @@ def loader_records(*loaders: Any) -> tuple[dict[str, Any], ...]:
         except Exception:  # a custom loader we cannot read: the declared values stand in
             continue
     return tuple(out)
+
+
+# The switch each integration's ``deterministic`` value comes from, by its ``seeded_by`` name.
+DETERMINISM_SWITCHES = {
+    "lightning.seed_everything": "lightning.Trainer(deterministic)",
+    "transformers.Trainer": "transformers.TrainingArguments(full_determinism)",
+}
 
 
 def capture_for_trainer(
@@ -46,7 +61,9 @@ def capture_for_trainer(
             seeded_by=seeded_by if seed is not None else None,
             loaders=loaders,
             declared={k: v for k, v in declared.items() if v is not None},
-            deterministic=deterministic,
+            deterministic=DeterminismRequest.of(
+                deterministic, DETERMINISM_SWITCHES.get(seeded_by, seeded_by)
+            ),
             stage=stage,
         )
     )
@@ -65,19 +82,55 @@ def replace_provider_pending(spool_id: str | None, fp: Fingerprint) -> None:
                 pending.fingerprint = fp
 
 
+def job_fingerprint(fp: Fingerprint) -> tuple[Fingerprint, list[dict[str, Any]]] | None:
+    """What this process records: ``(fp, [])`` in a single process; in a distributed job, rank 0
+    gets ``fp`` merged with every rank's fingerprint and those fingerprints, the other ranks None.
+
+    A collective in a job: every rank calls it in the same hook. The group is the trainer's (never
+    initialised here). A failed gather (a dead rank shows as the side group's timeout) warns and
+    leaves rank 0 recording its own fingerprint: recording must never stop training."""
+    try:
+        group = ranks.RankGroup.current(initialise=False)
+        if group is None:
+            return fp, []
+        job = ranks.gather_merged(group, fp)
+    except Exception as exc:
+        warnings.warn(
+            f"mlflow-fingerprint: could not gather the ranks' fingerprints: "
+            f"{type(exc).__name__}: {exc}",
+            FingerprintWarning,
+            stacklevel=2,
+        )
+        return (fp, []) if fp.get("distributed.rank") == 0 else None
+    if job is not None:
+        ranks.warn_if_heterogeneous(job[0])
+    return job
+
+
 def record_into_run(
-    run_id: str, uri: str, fp: Fingerprint, extra_tags: Mapping[str, Any] | None = None
+    run_id: str,
+    uri: str,
+    fp: Fingerprint,
+    extra_tags: Mapping[str, Any] | None = None,
+    rank_records: Sequence[Mapping[str, Any]] = (),
 ) -> Any:
-    """Queue ``fp``'s tags, params and artifacts for run ``run_id``; returns the run's writer
-    (``writer.flush(timeout)`` waits until MLflow has them)."""
+    """Queue ``fp``'s tags (with the job tags of a merged one), params and artifacts for run
+    ``run_id``, and ``rank_records`` as ``fingerprint/ranks/rank-<i>.json``; returns the run's
+    writer (``writer.flush(timeout)`` waits until MLflow has them)."""
     from ..run.metrics import writer_for_run
 
     secrets = secret_env_values()
     writer = writer_for_run(run_id, uri)
-    tags = {**tagging.fingerprint_tags(fp, secrets), **tagging.safe_tags(extra_tags or {}, secrets)}
+    tags = {
+        **tagging.fingerprint_tags(fp, secrets),
+        **ranks.job_tags(fp),
+        **tagging.safe_tags(extra_tags or {}, secrets),
+    }
     writer.record({"e": "tags", "tags": tags})
     writer.record({"e": "params", "params": tagging.run_params(fp, secrets)})
     writer.record(*tagging.fingerprint_artifact(fp, secrets))
     for record, data in tagging.side_artifacts(fp, secrets):
+        writer.record(record, data)
+    for record, data in ranks.rank_artifacts(rank_records, secrets):
         writer.record(record, data)
     return writer

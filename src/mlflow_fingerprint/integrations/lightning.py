@@ -46,8 +46,8 @@ def _seed() -> int | None:
 
 
 class FingerprintCallback(Callback):
-    """Record the fingerprint of each fit in the trainer's MLflow run (rank 0 only: Lightning's
-    loggers only log there)."""
+    """Record the fingerprint of each fit in the trainer's MLflow run. In a DDP fit every rank
+    captures and rank 0 (where Lightning's loggers log) records all of them into that one run."""
 
     def __init__(self, flush_timeout_s: float = 30.0) -> None:
         self.flush_timeout_s = flush_timeout_s
@@ -75,9 +75,16 @@ class FingerprintCallback(Callback):
         )
 
     def on_train_start(self, trainer: Any, pl_module: Any) -> None:
-        if getattr(trainer, "global_rank", 0) != 0:
-            return
+        """Every rank captures and joins the gather (a collective); rank 0 records the job."""
         try:
+            self.fingerprint = self._capture(trainer)
+            job = _record.job_fingerprint(self.fingerprint)
+            # None: a non-zero rank, its fingerprint went to rank 0. Lightning's own test covers
+            # the processes of a job torch.distributed does not know (XLA): only rank 0 logs.
+            if job is None or getattr(trainer, "global_rank", 0) != 0:
+                return
+            fp, records = job
+            self.fingerprint = fp  # rank 0 keeps the merged one
             target = self._target(trainer)
             if target is None:
                 warnings.warn(
@@ -88,23 +95,9 @@ class FingerprintCallback(Callback):
                 )
                 return
             run_id, uri, spool_id = target
-            loader = getattr(trainer, "train_dataloader", None)
-            loaders = _record.loader_records(loader)
-            connector = getattr(trainer, "_accelerator_connector", None)
-            fp = self.fingerprint = _record.capture_for_trainer(
-                seed=_seed(),
-                seeded_by=SEEDED_BY,
-                declared={
-                    "batch_size": getattr(loader, "batch_size", None),
-                    "num_workers": getattr(loader, "num_workers", None),
-                    "world_size": getattr(trainer, "world_size", None),
-                },
-                deterministic=getattr(connector, "deterministic", None),
-                loaders=loaders,
-            )
             _record.replace_provider_pending(spool_id, fp)
             self._writer = _record.record_into_run(
-                run_id, uri, fp, {"fingerprint.integration": "lightning"}
+                run_id, uri, fp, {"fingerprint.integration": "lightning"}, records
             )
             self.run_id = run_id
         except Exception as exc:  # recording must never stop the fit
@@ -113,6 +106,22 @@ class FingerprintCallback(Callback):
                 FingerprintWarning,
                 stacklevel=2,
             )
+
+    def _capture(self, trainer: Any) -> Fingerprint:
+        """This rank's fingerprint, with what the trainer knows (seed, determinism, loader)."""
+        loader = getattr(trainer, "train_dataloader", None)
+        connector = getattr(trainer, "_accelerator_connector", None)
+        return _record.capture_for_trainer(
+            seed=_seed(),
+            seeded_by=SEEDED_BY,
+            declared={
+                "batch_size": getattr(loader, "batch_size", None),
+                "num_workers": getattr(loader, "num_workers", None),
+                "world_size": getattr(trainer, "world_size", None),
+            },
+            deterministic=getattr(connector, "deterministic", None),
+            loaders=_record.loader_records(loader),
+        )
 
     def teardown(self, trainer: Any, pl_module: Any, stage: str) -> None:
         """Wait (bounded) until MLflow holds the fingerprint: the fit is over, the run too."""

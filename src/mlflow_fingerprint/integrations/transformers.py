@@ -41,7 +41,9 @@ def declared_from_args(args: Any) -> dict[str, Any]:
 
 
 class FingerprintTrainerCallback(TrainerCallback):
-    """Record the Trainer's fingerprint into the MLflow run its MLflowCallback opened."""
+    """Record the Trainer's fingerprint into the MLflow run its MLflowCallback opened. In a
+    distributed run every rank captures and the world process zero (the only one HF's
+    MLflowCallback logs from) records all of them into that one run."""
 
     def __init__(self, flush_timeout_s: float = 30.0) -> None:
         self.flush_timeout_s = flush_timeout_s
@@ -50,40 +52,53 @@ class FingerprintTrainerCallback(TrainerCallback):
         self._writer: Any = None
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        if not getattr(state, "is_world_process_zero", True):
-            return
+        """Every rank captures and joins the gather (a collective); rank 0 records the job."""
         try:
-            import mlflow
-
-            active = mlflow.active_run()
-            if active is None:
-                warnings.warn(
-                    "mlflow-fingerprint: no active MLflow run (is 'mlflow' in report_to?); "
-                    "FingerprintTrainerCallback recorded nothing",
-                    FingerprintWarning,
-                    stacklevel=2,
-                )
-                return
-            loaders = _record.loader_records(kwargs.get("train_dataloader"))
-            fp = self.fingerprint = _record.capture_for_trainer(
+            self.fingerprint = _record.capture_for_trainer(
                 seed=getattr(args, "seed", None),
                 seeded_by=SEEDED_BY,
                 declared=declared_from_args(args),
                 deterministic=bool(getattr(args, "full_determinism", False)),
-                loaders=loaders,
+                loaders=_record.loader_records(kwargs.get("train_dataloader")),
             )
-            run_id = active.info.run_id
-            _record.replace_provider_pending(active.data.tags.get("fingerprint.spool_id"), fp)
-            self._writer = _record.record_into_run(
-                run_id, mlflow.get_tracking_uri(), fp, {"fingerprint.integration": "transformers"}
-            )
-            self.run_id = run_id
+            job = _record.job_fingerprint(self.fingerprint)
+            # None: a non-zero rank, its fingerprint went to rank 0. HF's own test covers the
+            # processes of a job torch.distributed does not know (XLA): only process zero logs.
+            if job is None or not getattr(state, "is_world_process_zero", True):
+                return
+            fp, records = job
+            self.fingerprint = fp  # rank 0 keeps the merged one
+            self._record(fp, records)
         except Exception as exc:  # recording must never stop training
             warnings.warn(
                 f"mlflow-fingerprint: could not record the fingerprint: {exc}",
                 FingerprintWarning,
                 stacklevel=2,
             )
+
+    def _record(self, fp: Fingerprint, records: list[dict[str, Any]]) -> None:
+        """Log the job's fingerprint into the run HF's MLflowCallback opened on this process."""
+        import mlflow
+
+        active = mlflow.active_run()
+        if active is None:
+            warnings.warn(
+                "mlflow-fingerprint: no active MLflow run (is 'mlflow' in report_to?); "
+                "FingerprintTrainerCallback recorded nothing",
+                FingerprintWarning,
+                stacklevel=3,
+            )
+            return
+        run_id = active.info.run_id
+        _record.replace_provider_pending(active.data.tags.get("fingerprint.spool_id"), fp)
+        self._writer = _record.record_into_run(
+            run_id,
+            mlflow.get_tracking_uri(),
+            fp,
+            {"fingerprint.integration": "transformers"},
+            records,
+        )
+        self.run_id = run_id
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if self._writer is not None:

@@ -49,12 +49,80 @@ def _generator(loader: Any) -> dict[str, Any]:
         return {"present": True, "initial_seed": unavailable(type(exc).__name__)}
 
 
-def _dataset(dataset: Any) -> dict[str, Any]:
+def declared_draws_random(obj: Any) -> bool | None:
+    """``obj.draws_random`` where it is a bool (an attribute or a property of a dataset, or an
+    attribute of a collate function); None where absent, not a bool, or raising."""
+    try:
+        flag = getattr(obj, "draws_random", None)
+    except Exception:  # a property that fails is no declaration
+        return None
+    return flag if isinstance(flag, bool) else None
+
+
+def _any_of(flags: Iterable[bool | None]) -> bool | None:
+    """True if any part draws, False if every part is known not to, else None."""
+    found = list(flags)
+    if any(f is True for f in found):
+        return True
+    return False if found and all(f is False for f in found) else None
+
+
+def dataset_draws_random(dataset: Any) -> bool | None:
+    """Whether loading a sample of ``dataset`` draws random numbers, where that can be known
+    without running user code; None where it cannot (the num_workers rule then stays
+    conservative: a false "harmless" is worse than none).
+
+    - Declared: a ``draws_random`` bool on the dataset, e.g. ``draws_random = False`` on a class
+      that only reads data, or a property returning ``self.augment``. Trusted as given.
+    - Known: plain sequences (list, tuple, range, a tensor) and torch's ``TensorDataset`` only
+      index stored data, so False; ``Subset`` (what ``random_split`` returns) and
+      ``ConcatDataset`` answer for the datasets they wrap.
+    - Otherwise None. Not guessed from the code: an RNG call in ``__getitem__`` may sit in a
+      branch that never runs (examples/digits.py without ``augment``), and its absence proves
+      nothing (transforms, helpers, C code). Not measured by loading a sample either: that runs
+      user code in the main process before the workers fork (a lazily opened h5py or LMDB handle
+      would be shared with them) and advances generators the dataset holds, so it could change
+      the very numbers being recorded.
+    """
+    declared = declared_draws_random(dataset)
+    if declared is not None:
+        return declared
+    if type(dataset) in (list, tuple, range):
+        return False
+    torch = optional_torch()
+    if torch is None:
+        return None
+    data = torch.utils.data
+    if type(dataset) in (torch.Tensor, data.TensorDataset):
+        return False
+    if isinstance(dataset, data.Subset):
+        return dataset_draws_random(dataset.dataset)
+    if isinstance(dataset, data.ConcatDataset):
+        return _any_of(dataset_draws_random(d) for d in dataset.datasets)
+    return None
+
+
+def _collate_draws_random(collate_fn: Any) -> bool | None:
+    """torch's own collate functions only stack or convert; a custom one runs in the workers too
+    (mixup there draws random numbers), so it is known only if it declares ``draws_random``."""
+    torch = optional_torch()
+    if torch is not None:
+        data = torch.utils.data
+        if collate_fn is data.default_collate or collate_fn is data.default_convert:
+            return False
+    return declared_draws_random(collate_fn)
+
+
+def _dataset(dataset: Any, collate_fn: Any) -> dict[str, Any]:
+    """Class, length, and ``draws_random``: whether a worker draws random numbers while it loads
+    this dataset's batches (its samples, and a custom ``collate_fn``), which decides whether the
+    worker count can change results (determinism_kb.md (a), ``num_workers``)."""
     try:
         length: Any = len(dataset)
     except Exception as exc:  # IterableDataset and friends have no len()
         length = unavailable(f"len() raised {type(exc).__name__}")
-    return {"class": _class_name(dataset), "length": length}
+    draws = _any_of([dataset_draws_random(dataset), _collate_draws_random(collate_fn)])
+    return {"class": _class_name(dataset), "length": length, "draws_random": draws}
 
 
 def describe(loader: Any) -> dict[str, Any]:
@@ -81,7 +149,8 @@ def describe(loader: Any) -> dict[str, Any]:
         "pin_memory": getattr(loader, "pin_memory", None),
         "prefetch_factor": getattr(loader, "prefetch_factor", None),
         "in_order": getattr(loader, "in_order", unavailable("DataLoader has no in_order")),
-        "dataset": _dataset(getattr(loader, "dataset", None)),
+        "collate_fn": qualified_name(getattr(loader, "collate_fn", None)),
+        "dataset": _dataset(getattr(loader, "dataset", None), getattr(loader, "collate_fn", None)),
     }
 
 

@@ -61,11 +61,12 @@ def launched_distributed() -> bool:
         return False
 
 
-def ensure_process_group() -> Any:
+def ensure_process_group(initialise: bool = True) -> Any:
     """``torch.distributed`` with a process group, or None for a single-process run.
 
     The user's group is used as it is; one is initialised here only where torchrun's variables
-    say this is a multi-rank job and nobody did it yet (gloo on CPU, nccl where CUDA is usable).
+    say this is a multi-rank job, nobody did it yet and ``initialise`` allows it (gloo on CPU,
+    nccl where CUDA is usable). The trainer callbacks pass False: the trainer owns the group.
     """
     if not launched_distributed() and _dist() is None:
         return None
@@ -77,7 +78,7 @@ def ensure_process_group() -> Any:
         return None
     if dist.is_initialized():
         return dist if dist.get_world_size() > 1 else None
-    if not launched_distributed():
+    if not initialise or not launched_distributed():
         return None
     import torch
 
@@ -96,8 +97,8 @@ class RankGroup:
     group: Any
 
     @classmethod
-    def current(cls) -> RankGroup | None:
-        dist = ensure_process_group()
+    def current(cls, initialise: bool = True) -> RankGroup | None:
+        dist = ensure_process_group(initialise)
         if dist is None:
             return None
         group = _side_group(dist)
@@ -142,11 +143,12 @@ def _side_group(dist: Any) -> Any:
 # -- what rank 0 makes of the gathered records ----------------------------------------------------
 
 
-def _gpu_models(record: Mapping[str, Any]) -> str:
+def _gpu_models(record: Mapping[str, Any], key: str = "name") -> str:
+    """The distinct values of one GPU fact across the rank's devices, e.g. ``"9.0"``."""
     devices = get_path(record, "gpu.devices")
     if not isinstance(devices, list | tuple) or not devices:
         return "none"
-    return ",".join(sorted({str(d.get("name")) for d in devices if isinstance(d, Mapping)}))
+    return ",".join(sorted({str(d.get(key)) for d in devices if isinstance(d, Mapping)}))
 
 
 def rank_summary(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -158,6 +160,9 @@ def rank_summary(record: Mapping[str, Any]) -> dict[str, Any]:
         "local_rank": get_path(record, "distributed.local_rank"),
         "hostname": get_path(record, "distributed.hostname"),
         "gpu": _gpu_models(record),
+        # the comparator's same-architecture test, as for rank 0's gpu.devices
+        "compute_capability": _gpu_models(record, "compute_capability"),
+        "sm_count": _gpu_models(record, "sm_count"),
         "driver": get_path(record, "gpu.driver_version"),
         "torch": get_path(record, "torch.version"),
         "backend": get_path(record, "distributed.backend"),
@@ -200,6 +205,18 @@ def merge(fp: Fingerprint, records: Sequence[Mapping[str, Any]]) -> Fingerprint:
     record["distributed"] = section
     hashes = compute_hashes(record)
     return Fingerprint.from_dict({**record, "hashes": hashes})
+
+
+def gather_merged(
+    group: RankGroup, fp: Fingerprint
+) -> tuple[Fingerprint, list[dict[str, Any]]] | None:
+    """Rank 0: ``fp`` merged with every rank's fingerprint, and those fingerprints in rank order
+    (the ``rank-<i>.json`` artifacts); None on the other ranks. A collective: every rank of the
+    job calls it at the same point, or the others wait for the side group's timeout."""
+    records = group.gather(fp.to_dict())
+    if records is None:
+        return None
+    return merge(fp, records), records
 
 
 def job_tags(fp: Fingerprint) -> dict[str, str]:

@@ -27,6 +27,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from ..capture import RunInfo, capture
+from ..capture.context import DeterminismRequest
 from ..capture.seeds import rng_state_digests
 from ..fingerprint import Fingerprint
 from ..redact import redact_text, secret_env_values, strip_url_credentials
@@ -239,8 +240,9 @@ class FingerprintRun:
     def _gather(self, fp: Fingerprint) -> tuple[Fingerprint, list[dict[str, Any]]]:
         """Rank 0: every rank's fingerprint, merged into ``fp`` (a collective: all ranks call)."""
         assert self._ranks is not None
-        records = self._ranks.gather(fp.to_dict()) or []
-        return ranks.merge(fp, records), records
+        merged = ranks.gather_merged(self._ranks, fp)
+        assert merged is not None  # only rank 0 calls this, and rank 0 receives the records
+        return merged
 
     def _record_start(self, mlflow: Any) -> None:
         o = self.options
@@ -285,7 +287,9 @@ class FingerprintRun:
             seed_state_digests=self._digests,
             loaders=self._recorder.loaders() if self._recorder is not None else (),
             declared=declared,
-            deterministic=self._determinism.record(),
+            deterministic=DeterminismRequest(
+                self._determinism.mode, SEEDED_BY, self._determinism.actions
+            ),
             stage=stage,
         )
 
