@@ -206,12 +206,11 @@ def test_reading_draws_random_neither_loads_a_sample_nor_moves_an_rng() -> None:
 
 
 @pytest.mark.parametrize("augment", [False, True])
-def test_the_digits_example_is_unknown_until_it_declares(digits: ModuleType, augment) -> None:
-    """Digits(augment=False) draws nothing, yet its __getitem__ names torch.randn_like: only a
-    declaration tells the two apart, so undeclared it is None either way."""
+def test_the_digits_example_declares_what_its_code_cannot_show(digits: ModuleType, augment) -> None:
+    """Digits(augment=False) draws nothing, yet its __getitem__ names torch.randn_like: only its
+    declaration tells the two apart; without it the loader is unknown either way."""
     train, _ = digits.make_loaders(augment=augment)
-    assert describe(train)["dataset"]["draws_random"] is None
-    declared = type(
-        "DeclaredDigits", (digits.Digits,), {"draws_random": property(lambda s: s.augment)}
-    )
-    assert draws(declared(train=True, augment=augment), batch_size=8) is augment
+    assert describe(train)["dataset"]["draws_random"] is augment
+    undeclared = type("UndeclaredDigits", (digits.Digits,), {"draws_random": None})
+    assert draws(undeclared(train=True, augment=augment)) is None
+    assert draws(digits.Digits(train=True, augment=augment), batch_size=8) is augment

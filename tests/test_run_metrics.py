@@ -102,4 +102,7 @@ def test_values_spooled_before_a_crash_are_uploaded_by_sync(
     history = client.get_metric_history(run.info.run_id, "loss")
     assert sorted(m.step for m in history) == list(range(1000))
     assert run.data.tags["fingerprint.seed"] == "0"
-    assert run.info.status == "RUNNING"  # it never ended: nothing claims it finished
+    # Its process is dead, so sync ends it, as KILLED (never FINISHED) at its last value's time.
+    assert run.info.status == "KILLED"
+    assert run.data.tags["fingerprint.ended_by"] == "sync"
+    assert run.info.end_time == max(m.timestamp for m in history)
