@@ -17,6 +17,9 @@ STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}
 td,th{border:1px solid #ddd;padding:.3em .6em;text-align:left;vertical-align:top}
+td{max-width:26em;min-width:3.5em}
+td code{overflow-wrap:anywhere}
+[class^=effect-]{white-space:nowrap}
 th{background:#f3f3f3}
 code{font-size:.9em}
 .verdict{font-size:1.3em}
