@@ -114,3 +114,34 @@ def test_same_deterministic_fingerprints_with_differing_metrics_are_unexplained(
     report = diff(a, b, tracking_uri=store)
     assert report.enablers == ()
     assert report.verdict == "unexplained"
+
+
+def test_cpu_against_gpu_training_on_one_gpu_machine_names_the_device_first():
+    """seeds/001: the same script trained on the CPU and on the GPU of one A100 machine. Nothing
+    about the machine differs; where each run computed is the cause, and a TF32 flag (which only
+    GPU matmuls obey) counts only on the side that computed on the GPU."""
+    gpu = edit(seeded(gpu_record("a100"), 0), **TF32_OFF)
+    cpu = edit(gpu, **{"cuda.computed_on": "cpu", **TF32_ON})
+    report = diff(gpu, cpu)
+    top = report.differences[0]
+    assert (top.field, top.a, top.b, top.effect) == ("cuda.computed_on", "cuda", "cpu", "numerics")
+    assert "CPU vs GPU device" in top.source
+    assert not [f for f in fields(report) if f.startswith("gpu.")]
+    # B's TF32 flag never reached a GPU matmul: both sides computed in IEEE fp32.
+    by_field = {d.field: d for d in report.differences}
+    assert by_field["numerics.fp32_precision.cuda_matmul"].effect == "none"
+    # The other way round, A's TF32 matmuls really ran on the Ampere GPU.
+    tf32_gpu = edit(gpu, **TF32_ON)
+    cpu_off = edit(gpu, **{"cuda.computed_on": "cpu"})
+    found = fields(diff(tf32_gpu, cpu_off))
+    assert found["numerics.fp32_precision.cuda_matmul"].effect == "numerics"
+
+
+def test_a_run_captured_before_it_used_cuda_says_nothing_about_its_device():
+    """A bare mlflow.start_run() is captured at its start, before the model moved: unknown."""
+    start = edit(seeded(gpu_record("h100"), 0), **{"cuda.computed_on": {"unavailable": "start"}})
+    report = diff(start, seeded(gpu_record("h100"), 0))
+    device = {d.field: d for d in report.differences}["cuda.computed_on"]
+    assert device.effect == "none"
+    assert "run A computed is not known" in device.explanation
+    assert report.effective_differences == ()

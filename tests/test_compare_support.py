@@ -51,11 +51,15 @@ def _gpu_capture(gpu: str) -> str:
     return fp.to_json()
 
 
-def gpu_record(gpu: str, cuda: str = "12.8", cudnn: str = "9.8.0") -> dict[str, Any]:
-    """A capture through the replay of a recorded real GPU, as if torch were a CUDA build."""
+def gpu_record(
+    gpu: str, cuda: str = "12.8", cudnn: str = "9.8.0", computed_on: str = "cuda"
+) -> dict[str, Any]:
+    """A capture through the replay of a recorded real GPU, as if torch were a CUDA build whose
+    run computed on the GPU (``computed_on``, as the wrapper's end capture reads it)."""
     record = json.loads(_gpu_capture(gpu))
     record["cuda"]["torch_built_with"] = cuda
     record["cuda"]["cudnn_version"] = cudnn
+    record["cuda"]["computed_on"] = computed_on
     return rehash(record)
 
 

@@ -220,3 +220,51 @@ def test_real_gloo_gather_initialises_the_group_and_checks_heterogeneity(hetero:
     assert tags["fingerprint.world_size"] == "2"
     assert tags["fingerprint.distributed.heterogeneous"] == str(hetero).lower()
     assert ("HeterogeneousJobWarning" in done.stderr) is hetero
+
+
+@pytest.mark.slow
+def test_a_group_we_initialised_is_destroyed_before_the_interpreter_tears_down() -> None:
+    """Left to the teardown, gloo's threads can abort a finished rank ("terminate called without
+    an active exception", exit -6), failing the whole torchrun job."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node=2",
+        "--standalone",
+        str(ROOT / "tests" / "ranks_job.py"),
+        "--leave-group",
+    ]
+    done = subprocess.run(
+        cmd, env=env, capture_output=True, text=True, timeout=TORCHRUN_TIMEOUT_S, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    at_exit = [json.loads(x) for x in done.stdout.splitlines() if "initialized_at_exit" in x]
+    assert at_exit == [{"initialized_at_exit": False}] * 2, done.stdout
+
+
+def test_the_side_group_does_not_outlive_the_users_destroy_process_group(tmp_path: Path) -> None:
+    """Nothing of ours may keep a process group alive past destroy_process_group(): one freed
+    in the interpreter's teardown can abort the process (a one-rank group shows it, in a fresh
+    process so no group leaks into the test session)."""
+    script = (
+        "import gc, socket, weakref\n"
+        "import torch.distributed as dist\n"
+        "from mlflow_fingerprint.run import ranks\n"
+        "s = socket.socket(); s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]; s.close()\n"
+        "dist.init_process_group('gloo', init_method=f'tcp://127.0.0.1:{port}', rank=0,"
+        " world_size=1)\n"
+        "side = ranks._side_group(dist)\n"
+        "assert ranks._side_group(dist) is side  # one side group per process group\n"
+        "refs = [weakref.ref(side), weakref.ref(dist.group.WORLD)]\n"
+        "del side\n"
+        "dist.destroy_process_group()\n"
+        "gc.collect()\n"
+        "print([r() is None for r in refs])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[True, True]"

@@ -66,6 +66,7 @@ def rank_record(
             "distributed.initialized": backend is not None,
             "distributed.backend": backend,
             "cuda.torch_built_with": cuda,
+            "cuda.computed_on": "cuda" if cuda else "cpu",
         },
     )
 

@@ -25,6 +25,7 @@ import torch
 import mlflow_fingerprint
 from mlflow_fingerprint.capture import gpu
 from mlflow_fingerprint.capture.context import ProbeContext, RunInfo
+from mlflow_fingerprint.capture.cuda import computed_on
 from mlflow_fingerprint.capture.nvml import REPLAY_ENV, load_nvml
 from mlflow_fingerprint.capture.nvml_replay import NvmlReplay, ReplayError, record_readings
 from mlflow_fingerprint.fingerprint import is_unavailable
@@ -485,3 +486,35 @@ def test_summary_marks_mig() -> None:
 )
 def test_summary_is_none_without_a_readable_gpu(section: dict[str, Any]) -> None:
     assert gpu.gpu_summary(section) == "none"
+
+
+@pytest.mark.parametrize(
+    ("cuda_build", "initialised", "allocated", "stage", "expected"),
+    [
+        (False, False, False, "start", "cpu"),  # a CPU torch build: nothing else was possible
+        (True, True, True, "first_batch", "cuda"),
+        (True, True, True, "end", "cuda"),
+        (True, False, False, "end", "cpu"),  # the run ended without touching CUDA
+        (True, True, False, "end", "cpu"),  # get_device_name() initialised it; nothing computed
+        (True, False, False, "start", None),  # the model has not moved yet: unknown
+        (True, True, False, "first_batch", None),
+    ],
+)
+def test_where_a_run_computed_is_claimed_only_when_the_capture_can_know(
+    cuda_build: bool, initialised: bool, allocated: bool, stage: str, expected: str | None
+) -> None:
+    found = computed_on(
+        cuda_build=cuda_build, initialised=initialised, allocated=allocated, stage=stage
+    )
+    if expected is None:
+        assert is_unavailable(found)
+        assert stage in found["unavailable"]
+    else:
+        assert found == expected
+
+
+def test_this_cpu_torch_build_records_that_it_computed_on_the_cpu() -> None:
+    """The real read, never initialising CUDA (the GPU branch needs a GPU: see README Limits)."""
+    assert torch.version.cuda is None, "this check is for the CPU wheel CI installs"
+    assert mlflow_fingerprint.capture().get("cuda.computed_on") == "cpu"
+    assert not torch.cuda.is_initialized()

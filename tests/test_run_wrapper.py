@@ -76,6 +76,7 @@ def test_decorated_digits_run_has_tags_artifact_params_and_every_metric(
     assert tags["fingerprint.batch_size"] == "32,256"  # train and validation loaders, undeclared
     assert tags["fingerprint.num_workers"] == "2,0"
     assert tags["fingerprint.gpu"] == "none"
+    assert tags["fingerprint.device"] == "cpu"  # a CPU torch build computes nowhere else
     assert tags["fingerprint.torch"] == torch.__version__
     assert run.data.params == {"batch_size": "32,256", "num_workers": "2,0", "seed": "0"}
 

@@ -21,12 +21,13 @@ HASH_LENGTH = 16
 # Which top-level sections (or dotted sub-fields) feed each hash group.
 GROUPS: dict[str, tuple[str, ...]] = {
     "env": ("gpu", "cuda", "torch", "python", "platform", "packages.digest", "distributed.env"),
-    "numerics": ("numerics", "determinism", "torch.threads"),
+    "numerics": ("numerics", "determinism", "torch.threads", "cuda.computed_on"),
     "recipe": ("seeds", "data", "git", "distributed.world_size", "distributed.backend"),
 }
 
-# Fields hashed in another group: thread counts change reduction order, so they are numerics.
-EXCLUDED: dict[str, tuple[str, ...]] = {"env": ("torch.threads",)}
+# Fields hashed in another group: thread counts change reduction order, and a CUDA machine can
+# still compute on the CPU, so both are numerics.
+EXCLUDED: dict[str, tuple[str, ...]] = {"env": ("torch.threads", "cuda.computed_on")}
 
 # Fields that never enter a hash. Prefix match on dotted paths, ``*`` matches one list index.
 VOLATILE: tuple[str, ...] = (

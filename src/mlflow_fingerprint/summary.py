@@ -153,6 +153,7 @@ def summary_text(fp: Fingerprint | Record) -> str:
                     ("torch built with", "torch_built_with"),
                     ("cuDNN", "cudnn_version"),
                     ("NCCL", "nccl_version"),
+                    ("computed on", "computed_on"),
                 ],
             )
             + f" · toolkit {value_text(toolkit)}",

@@ -84,6 +84,37 @@ def _toolkit_version(cuda_home: str | None, cuda_path: str | None, path: str | N
     )
 
 
+def computed_on(*, cuda_build: bool, initialised: bool, allocated: bool, stage: str) -> Any:
+    """``cuda`` or ``cpu``: where this process did its arithmetic, the fact the rest of the
+    fingerprint cannot give (a GPU machine with a CUDA torch can still train on the CPU).
+
+    Only a capture at the end of the run can say "cpu" for a CUDA build: before the model moves,
+    CUDA is not yet initialised in a run that will use it. CUDA initialised with nothing allocated
+    on the current device (``get_device_name`` initialises it) is not computing on it either.
+    The device index is left out: ranks of one job use different indices and compute alike.
+    """
+    if not cuda_build:
+        return "cpu"
+    if initialised and allocated:
+        return "cuda"
+    if stage == "end":
+        return "cpu"
+    return unavailable(f"no CUDA tensor yet when captured ({stage})")
+
+
+def _computed_on(ctx: ProbeContext) -> Any:
+    """Reads torch.cuda only where CUDA is already initialised, and only the current device's
+    allocator statistics (no other device gets a context)."""
+    torch = ctx.torch
+    version = torch.version
+    cuda_build = bool(getattr(version, "cuda", None) or getattr(version, "hip", None))
+    initialised = cuda_build and bool(torch.cuda.is_initialized())
+    allocated = initialised and torch.cuda.max_memory_allocated(torch.cuda.current_device()) > 0
+    return computed_on(
+        cuda_build=cuda_build, initialised=initialised, allocated=allocated, stage=ctx.run.stage
+    )
+
+
 def probe(ctx: ProbeContext) -> dict[str, Any]:
     toolkit = safe(toolkit_version)
     missing = torch_missing(ctx)
@@ -93,6 +124,7 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
             "cudnn_version": missing,
             "nccl_version": missing,
             "toolkit": toolkit,
+            "computed_on": missing,
         }
     torch = ctx.torch
     built = read(torch, "version.cuda")
@@ -102,4 +134,5 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
         "cudnn_version": format_cudnn(cudnn),
         "nccl_version": safe(lambda: _nccl_version(torch)),
         "toolkit": toolkit,
+        "computed_on": safe(lambda: _computed_on(ctx)),
     }

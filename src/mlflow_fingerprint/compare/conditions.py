@@ -100,6 +100,20 @@ SAME_ARCHITECTURE = (
 )
 
 
+def computed_on(ctx: Context) -> Outcome | None:
+    """Where each run computed is known only from a capture after its model moved (the run
+    wrapper's end capture); a start capture cannot tell, and says nothing about the other run."""
+    sides = [facts.computed_on(r) for r in (ctx.a, ctx.b)]
+    if None not in sides:
+        return None
+    unknown = " and ".join(label for label, side in zip("AB", sides, strict=True) if side is None)
+    return Outcome(
+        "none",
+        f"Where run {unknown} computed is not known (captured before it used CUDA), so this "
+        "says nothing by itself; the GPU fields say what it could use.",
+    )
+
+
 def gpu_model(ctx: Context) -> Outcome | None:
     """The GPU matters only where torch could use it; same arch and SM count is a weaker cause."""
     if not (facts.cuda_build(ctx.a) or facts.cuda_build(ctx.b)):

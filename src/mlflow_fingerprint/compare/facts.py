@@ -57,9 +57,16 @@ def cuda_build(record: Record) -> bool:
     return isinstance(get_path(record, "cuda.torch_built_with"), str)
 
 
+def computed_on(record: Record) -> str | None:
+    """``cuda`` or ``cpu`` where the capture could tell (``cuda.computed_on``), else None."""
+    value = get_path(record, "cuda.computed_on")
+    return value if value in ("cuda", "cpu") else None
+
+
 def gpu_run(record: Record) -> bool:
-    """The run could compute on a GPU: a GPU was there and torch could use it."""
-    return has_gpu(record) and cuda_build(record)
+    """The run could compute on a GPU: a GPU was there, torch could use it, and the run did not
+    end having computed on the CPU only."""
+    return has_gpu(record) and cuda_build(record) and computed_on(record) != "cpu"
 
 
 def tf32_capable(record: Record) -> bool:

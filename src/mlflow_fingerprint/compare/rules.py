@@ -411,6 +411,15 @@ RULES: tuple[Rule, ...] = (
         condition=cond.tf32,
     ),
     Rule(
+        "cuda.computed_on",
+        "numerics",
+        "One run computed on the GPU and the other on the CPU: different kernels sum in different "
+        "orders, so the numbers differ from the first step even with identical seeds.",
+        kb("CPU vs GPU device"),
+        prior=3,
+        condition=cond.computed_on,
+    ),
+    Rule(
         "gpu.devices.*.architecture",
         "numerics",
         "Different GPU architectures run different kernels; no cuDNN routine is bit-reproducible "

@@ -14,8 +14,10 @@ others for NCCL's default 10-30 minutes.
 
 from __future__ import annotations
 
+import atexit
 import os
 import warnings
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -84,7 +86,18 @@ def ensure_process_group(initialise: bool = True) -> Any:
 
     backend = "nccl" if torch.cuda.is_available() else "gloo"
     dist.init_process_group(backend=backend)
+    atexit.register(_destroy_ours, dist)
     return dist
+
+
+def _destroy_ours(dist: Any) -> None:
+    """At exit, destroy the group initialised here if the program did not: left to the
+    interpreter's teardown, gloo's threads abort the finished process (see ``_SIDE``)."""
+    try:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+    except Exception:  # exiting anyway; the group may be half torn down by the user
+        pass
 
 
 @dataclass
@@ -126,18 +139,23 @@ class RankGroup:
         return {k: float(v) / self.world_size for k, v in zip(keys, tensor.tolist(), strict=True)}
 
 
-_SIDE: dict[int, tuple[Any, Any]] = {}
+# WORLD -> its side group, held only while WORLD lives: once the user's destroy_process_group()
+# lets go of the groups, nothing here may keep one alive. A group left for the interpreter's
+# teardown is freed after torch's C++ runtime is gone, where gloo's threads abort the process
+# ("terminate called without an active exception"), failing a job that had finished.
+_SIDE: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 
 def _side_group(dist: Any) -> Any:
     """A gloo group over all ranks (created once per process group, collectively), bounded by
-    GATHER_TIMEOUT_S. The WORLD group is kept with it so its id cannot be reused by a later one."""
+    GATHER_TIMEOUT_S."""
     world = dist.group.WORLD
-    found = _SIDE.get(id(world))
-    if found is None or found[0] is not world:
-        group = dist.new_group(backend="gloo", timeout=timedelta(seconds=GATHER_TIMEOUT_S))
-        found = _SIDE[id(world)] = (world, group)
-    return found[1]
+    group = _SIDE.get(world)
+    if group is None:
+        group = _SIDE[world] = dist.new_group(
+            backend="gloo", timeout=timedelta(seconds=GATHER_TIMEOUT_S)
+        )
+    return group
 
 
 # -- what rank 0 makes of the gathered records ----------------------------------------------------

@@ -57,6 +57,7 @@ def fingerprint_tags(fp: Fingerprint | Record, secrets: set[str]) -> dict[str, s
         "driver": _driver(record),
         "cuda": _field(record, "cuda.torch_built_with"),
         "cudnn": _field(record, "cuda.cudnn_version"),
+        "device": _field(record, "cuda.computed_on"),
         "torch": _field(record, "torch.version"),
         "tf32": tf32_text(record),
         "deterministic": deterministic_text(record),

@@ -400,6 +400,8 @@ class FingerprintRun:
             self._determinism.undo()
             if self._sink is not None and self._sink in metrics.CURRENT:
                 metrics.CURRENT.remove(self._sink)  # type: ignore[arg-type]
+            # the side group goes with the user's destroy_process_group(), not with this object
+            self._sink, self._ranks = None, None
             if self._follower_writer is not None:
                 self._follower_writer.close(self.options.flush_timeout_s)
             if writer is not None:
