@@ -198,11 +198,8 @@ def test_heterogeneous_job_warns_and_says_so_in_its_tags(mlflow_server: str) -> 
     assert tags["fingerprint.distributed.distinct_numerics"] == "2"
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("hetero", [False, True])
-def test_real_gloo_gather_initialises_the_group_and_checks_heterogeneity(hetero: bool) -> None:
-    """Homogeneous: the group is initialised by us; heterogeneous: by the script itself."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+def _ranks_job(*flags: str) -> subprocess.CompletedProcess[str]:
+    """``tests/ranks_job.py`` (the gather alone) on 2 ranks under torchrun; it must succeed."""
     cmd = [
         sys.executable,
         "-m",
@@ -210,12 +207,25 @@ def test_real_gloo_gather_initialises_the_group_and_checks_heterogeneity(hetero:
         "--nproc_per_node=2",
         "--standalone",
         str(ROOT / "tests" / "ranks_job.py"),
-        *(["--hetero", "--user-init"] if hetero else []),
+        *flags,
     ]
     done = subprocess.run(
-        cmd, env=env, capture_output=True, text=True, timeout=TORCHRUN_TIMEOUT_S, cwd=ROOT
+        cmd,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        capture_output=True,
+        text=True,
+        timeout=TORCHRUN_TIMEOUT_S,
+        cwd=ROOT,
     )
     assert done.returncode == 0, done.stderr[-4000:]
+    return done
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("hetero", [False, True])
+def test_real_gloo_gather_initialises_the_group_and_checks_heterogeneity(hetero: bool) -> None:
+    """Homogeneous: the group is initialised by us; heterogeneous: by the script itself."""
+    done = _ranks_job(*(["--hetero", "--user-init"] if hetero else []))
     tags = json.loads([x for x in done.stdout.splitlines() if x.startswith("{")][-1])
     assert tags["fingerprint.world_size"] == "2"
     assert tags["fingerprint.distributed.heterogeneous"] == str(hetero).lower()
@@ -226,20 +236,7 @@ def test_real_gloo_gather_initialises_the_group_and_checks_heterogeneity(hetero:
 def test_a_group_we_initialised_is_destroyed_before_the_interpreter_tears_down() -> None:
     """Left to the teardown, gloo's threads can abort a finished rank ("terminate called without
     an active exception", exit -6), failing the whole torchrun job."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    cmd = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--nproc_per_node=2",
-        "--standalone",
-        str(ROOT / "tests" / "ranks_job.py"),
-        "--leave-group",
-    ]
-    done = subprocess.run(
-        cmd, env=env, capture_output=True, text=True, timeout=TORCHRUN_TIMEOUT_S, cwd=ROOT
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
+    done = _ranks_job("--leave-group")
     at_exit = [json.loads(x) for x in done.stdout.splitlines() if "initialized_at_exit" in x]
     assert at_exit == [{"initialized_at_exit": False}] * 2, done.stdout
 
