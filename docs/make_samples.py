@@ -31,12 +31,18 @@ def capture_pair() -> None:
     from mlflow_fingerprint.capture.nvml_replay import NvmlReplay
 
     replay = ROOT / "tests" / "fixtures" / "gpus" / "a100.json"
-    for path, precision in zip(PAIR, ("tf32", "ieee"), strict=True):
+    records = []
+    for precision in ("tf32", "ieee"):
         torch.backends.cuda.matmul.fp32_precision = precision
         torch.backends.cudnn.conv.fp32_precision = precision
         torch.manual_seed(0)
         record = mfp.capture(nvml=NvmlReplay.from_file(replay)).to_dict()
         record["cuda"]["torch_built_with"] = "13.0"  # as the CUDA wheel of this torch says
+        record["cuda"]["computed_on"] = "cuda"  # as a run that trained on the GPU reads
+        records.append(record)
+    # Written only once both are captured: the first file written would make the second
+    # capture see another uncommitted diff.
+    for path, record in zip(PAIR, records, strict=True):
         path.write_text(json.dumps(record, indent=1) + "\n")
 
 

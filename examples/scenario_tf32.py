@@ -44,6 +44,7 @@ def replayed_fingerprint(gpu: str, tf32: bool, out: Path) -> Path:
     torch.backends.cudnn.conv.fp32_precision = precision
     record = mfp.capture(nvml=NvmlReplay.from_file(GPUS / f"{gpu}.json")).to_dict()
     record["cuda"]["torch_built_with"] = "13.0"  # as a CUDA wheel of this torch would say
+    record["cuda"]["computed_on"] = "cuda"  # as a run that trained on the GPU reads
     path = out / f"{gpu}_tf32_{'on' if tf32 else 'off'}.json"
     path.write_text(json.dumps(record))
     return path
