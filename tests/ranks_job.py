@@ -2,7 +2,8 @@
 script with ``--user-init`` and otherwise left to ``RankGroup.current()`` (from torchrun's
 variables); rank 1 switches deterministic algorithms on first when ``--hetero`` is given. Rank 0
 prints the job tags as JSON. With ``--leave-group`` the script does not destroy the group, and
-each rank prints whether one is still initialised when its interpreter exits."""
+each rank prints whether one is still initialised when its interpreter exits, and how many side
+groups of ours are left."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from mlflow_fingerprint.run import ranks
 def _report_at_exit() -> None:
     """Registered before any handler of ours, so it runs after them (atexit is last in, first
     out): what the interpreter's teardown will find."""
-    print(json.dumps({"initialized_at_exit": torch.distributed.is_initialized()}), flush=True)
+    state = {"initialized_at_exit": torch.distributed.is_initialized(), "side": len(ranks._SIDE)}
+    print(json.dumps(state), flush=True)
 
 
 def main() -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -236,9 +237,23 @@ def test_real_gloo_gather_initialises_the_group_and_checks_heterogeneity(hetero:
 def test_a_group_we_initialised_is_destroyed_before_the_interpreter_tears_down() -> None:
     """Left to the teardown, gloo's threads can abort a finished rank ("terminate called without
     an active exception", exit -6), failing the whole torchrun job."""
-    done = _ranks_job("--leave-group")
-    at_exit = [json.loads(x) for x in done.stdout.splitlines() if "initialized_at_exit" in x]
-    assert at_exit == [{"initialized_at_exit": False}] * 2, done.stdout
+    at_exit = _at_exit(_ranks_job("--leave-group"))
+    assert at_exit == [{"initialized_at_exit": False, "side": 0}] * 2
+
+
+@pytest.mark.slow
+def test_a_trainers_group_is_left_to_it_and_only_our_side_group_destroyed_at_exit() -> None:
+    """A group the program initialised (a trainer's) is not ours to destroy; our side group is."""
+    at_exit = _at_exit(_ranks_job("--leave-group", "--user-init"))
+    assert at_exit == [{"initialized_at_exit": True, "side": 0}] * 2
+
+
+def _at_exit(done: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
+    """Each rank's ``--leave-group`` report, in the order the ranks printed them (the ranks
+    share torchrun's stdout, so two reports can land on one line)."""
+    found = [json.loads(x) for x in re.findall(r'\{"initialized_at_exit"[^}]*\}', done.stdout)]
+    assert len(found) == 2, done.stdout
+    return found
 
 
 def test_the_side_group_does_not_outlive_the_users_destroy_process_group(tmp_path: Path) -> None:

@@ -155,7 +155,22 @@ def _side_group(dist: Any) -> Any:
         group = _SIDE[world] = dist.new_group(
             backend="gloo", timeout=timedelta(seconds=GATHER_TIMEOUT_S)
         )
+        atexit.register(_destroy_side, dist, weakref.ref(world))
     return group
+
+
+def _destroy_side(dist: Any, world: weakref.ref[Any]) -> None:
+    """At exit, destroy the side group of a process group the program left initialised (a
+    trainer's, which is not ours to destroy): it must not be left for the teardown either."""
+    alive = world()
+    group = _SIDE.pop(alive, None) if alive is not None else None
+    if group is None:  # the program destroyed its groups, ours with them
+        return
+    try:
+        if dist.is_initialized():
+            dist.destroy_process_group(group)
+    except Exception:  # exiting anyway
+        pass
 
 
 # -- what rank 0 makes of the gathered records ----------------------------------------------------
