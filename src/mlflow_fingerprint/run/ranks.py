@@ -176,7 +176,7 @@ def _destroy_side(dist: Any, world: weakref.ref[Any]) -> None:
 # -- what rank 0 makes of the gathered records ----------------------------------------------------
 
 
-def _gpu_models(record: Mapping[str, Any], key: str = "name") -> str:
+def _gpu_values(record: Mapping[str, Any], key: str = "name") -> str:
     """The distinct values of one GPU fact across the rank's devices, e.g. ``"9.0"``."""
     devices = get_path(record, "gpu.devices")
     if not isinstance(devices, list | tuple) or not devices:
@@ -192,10 +192,10 @@ def rank_summary(record: Mapping[str, Any]) -> dict[str, Any]:
         "rank": get_path(record, "distributed.rank"),
         "local_rank": get_path(record, "distributed.local_rank"),
         "hostname": get_path(record, "distributed.hostname"),
-        "gpu": _gpu_models(record),
+        "gpu": _gpu_values(record),
         # the comparator's same-architecture test, as for rank 0's gpu.devices
-        "compute_capability": _gpu_models(record, "compute_capability"),
-        "sm_count": _gpu_models(record, "sm_count"),
+        "compute_capability": _gpu_values(record, "compute_capability"),
+        "sm_count": _gpu_values(record, "sm_count"),
         "driver": get_path(record, "gpu.driver_version"),
         "torch": get_path(record, "torch.version"),
         "backend": get_path(record, "distributed.backend"),
