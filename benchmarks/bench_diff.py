@@ -80,7 +80,7 @@ def make_runs(uri: str, artifacts: Path, steps: int, metrics: int) -> tuple[str,
 def store_api_only() -> Iterator[None]:
     """Turn off the direct sqlite read, so histories come through the store's paged API (the
     path every non-sqlite store takes)."""
-    from mlflow_fingerprint.compare import history
+    from mlflow_fingerprint.tracking import history
 
     original = history.sqlite_file
     history.sqlite_file = lambda uri: None

@@ -81,7 +81,7 @@ def bench_async(n: int, sample: int) -> Result:
 
 def bench_mfp(n: int, run: Any) -> tuple[Result, float]:
     import mlflow_fingerprint as mfp
-    from mlflow_fingerprint.run import metrics
+    from mlflow_fingerprint.tracking import uploader as metrics
 
     writer = metrics.CURRENT[-1]  # the run's writer, to time the spool separately
     assert run.flush(60)

@@ -25,7 +25,7 @@ import pytest
 import mlflow_fingerprint as mfp
 from infra.stored import cli as run_cli
 from mlflow_fingerprint.cli.main import main
-from mlflow_fingerprint.fingerprint import Fingerprint, FingerprintError
+from mlflow_fingerprint.model.fingerprint import Fingerprint, FingerprintError
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "fingerprints" / "cpu.json"
 GOOD = FIXTURE.read_text()

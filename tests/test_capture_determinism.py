@@ -14,9 +14,9 @@ import pytest
 import mlflow_fingerprint as mfp
 from mlflow_fingerprint.capture import RunInfo
 from mlflow_fingerprint.capture.context import DeterminismRequest
-from mlflow_fingerprint.fingerprint import Fingerprint
 from mlflow_fingerprint.integrations import _record
-from mlflow_fingerprint.summary import summary_text
+from mlflow_fingerprint.model.fingerprint import Fingerprint
+from mlflow_fingerprint.present.summary import summary_text
 from test_compare_support import FIXTURES, cpu_record, edit
 
 INTEGRATIONS = Path(mfp.__file__).parent / "integrations"

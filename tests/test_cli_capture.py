@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mlflow_fingerprint.fingerprint import SECTIONS
+from mlflow_fingerprint.model.fingerprint import SECTIONS
 
 TORCH_SECTIONS = ("torch", "numerics")
 

@@ -135,7 +135,7 @@ def test_markdown_and_html_outputs(capsys, tmp_path, store, runs):
 
 def test_rich_text_has_the_same_content_in_colour(store, runs):
     from mlflow_fingerprint import diff
-    from mlflow_fingerprint.render import render
+    from mlflow_fingerprint.present import render
 
     report = diff(runs["a"], runs["seed1"], tracking_uri=store)
     coloured = render(report, "text", rich=True)

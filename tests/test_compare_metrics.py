@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mlflow_fingerprint import diff
-from mlflow_fingerprint.compare import history
-from mlflow_fingerprint.compare.history import History
 from mlflow_fingerprint.compare.metrics import bitwise_equal, compare, first_divergence
+from mlflow_fingerprint.tracking import history
+from mlflow_fingerprint.tracking.history import History
 from test_compare_support import cpu_record, log_run, new_store, seeded
 
 

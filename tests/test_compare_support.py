@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from mlflow_fingerprint.hashing import compute_hashes
+from mlflow_fingerprint.model.hashing import compute_hashes
 
 TESTS = Path(__file__).parent
 FIXTURES = TESTS / "fixtures"

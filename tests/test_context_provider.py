@@ -15,9 +15,9 @@ from mlflow.tracking import MlflowClient
 from mlflow.tracking.context.registry import _run_context_provider_registry
 
 import mlflow_fingerprint as mfp
-from mlflow_fingerprint.fingerprint import Fingerprint
+from mlflow_fingerprint.model.fingerprint import Fingerprint
 from mlflow_fingerprint.run.context_provider import FingerprintRunContextProvider
-from mlflow_fingerprint.run.mlflow_io import SPOOL_ID_TAG
+from mlflow_fingerprint.tracking.client import SPOOL_ID_TAG
 
 REQUIRED = (
     "fingerprint.hash",

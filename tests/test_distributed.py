@@ -17,8 +17,8 @@ import pytest
 
 from mlflow_fingerprint import capture
 from mlflow_fingerprint.compare.diff import diff
-from mlflow_fingerprint.fingerprint import Fingerprint
-from mlflow_fingerprint.hashing import compute_hashes
+from mlflow_fingerprint.model.fingerprint import Fingerprint
+from mlflow_fingerprint.model.hashing import compute_hashes
 from mlflow_fingerprint.run import ranks
 
 ROOT = Path(__file__).resolve().parent.parent

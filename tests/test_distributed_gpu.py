@@ -23,7 +23,7 @@ from mlflow_fingerprint.capture.distributed import DISTRIBUTED_ENV
 from mlflow_fingerprint.capture.nvml import REPLAY_ENV
 from mlflow_fingerprint.compare.diff import diff
 from mlflow_fingerprint.compare.report import Difference, Report
-from mlflow_fingerprint.fingerprint import Fingerprint
+from mlflow_fingerprint.model.fingerprint import Fingerprint
 from mlflow_fingerprint.run import ranks
 from test_compare_support import edit
 from test_distributed import _torchrun

@@ -28,8 +28,8 @@ from mlflow.tracking import MlflowClient
 import mlflow_fingerprint as mfp
 from infra.mlflow_team import MlflowServer
 from infra.stored import cli, exactly_once_problems, metric_pairs
-from mlflow_fingerprint.run import metrics as run_metrics
-from mlflow_fingerprint.run.spool import Spool
+from mlflow_fingerprint.tracking import uploader as run_metrics
+from mlflow_fingerprint.tracking.spool import Spool
 
 pytest_plugins = ["infra.fixtures"]
 pytestmark = pytest.mark.slow
@@ -161,7 +161,7 @@ def test_a_closed_run_leaves_no_uploader_on_its_spool(
     must either be gone or still hold the spool's lock: otherwise ``fingerprint sync`` (or the
     next run) works on the same spool at the same time, and the uploader later dies on files
     sync deleted."""
-    from mlflow_fingerprint.run import mlflow_io
+    from mlflow_fingerprint.tracking import client as mlflow_io
 
     original = mlflow_io.log_batch
     hung = threading.Event()

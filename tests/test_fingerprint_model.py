@@ -8,8 +8,13 @@ from pathlib import Path
 import pytest
 
 import mlflow_fingerprint as mfp
-from mlflow_fingerprint.fingerprint import SCHEMA_VERSION, SECTIONS, Fingerprint, FingerprintError
-from mlflow_fingerprint.hashing import compute_hashes, strip_volatile
+from mlflow_fingerprint.model.fingerprint import (
+    SCHEMA_VERSION,
+    SECTIONS,
+    Fingerprint,
+    FingerprintError,
+)
+from mlflow_fingerprint.model.hashing import compute_hashes, strip_volatile
 
 
 @pytest.fixture(scope="module")

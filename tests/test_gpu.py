@@ -28,7 +28,7 @@ from mlflow_fingerprint.capture.context import ProbeContext, RunInfo
 from mlflow_fingerprint.capture.cuda import computed_on
 from mlflow_fingerprint.capture.nvml import REPLAY_ENV, load_nvml
 from mlflow_fingerprint.capture.nvml_replay import NvmlReplay, ReplayError, record_readings
-from mlflow_fingerprint.fingerprint import is_unavailable
+from mlflow_fingerprint.model.fingerprint import is_unavailable
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gpus"
 

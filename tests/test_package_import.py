@@ -13,8 +13,8 @@ import mlflow_fingerprint as mfp
 
 # Where each public name is defined: what the package re-exported before it was lazy.
 DEFINED_IN = {
-    "Fingerprint": "mlflow_fingerprint.fingerprint",
-    "FingerprintError": "mlflow_fingerprint.fingerprint",
+    "Fingerprint": "mlflow_fingerprint.model.fingerprint",
+    "FingerprintError": "mlflow_fingerprint.model.fingerprint",
     "Report": "mlflow_fingerprint.compare",
     "RunInfo": "mlflow_fingerprint.capture",
     "__version__": "mlflow_fingerprint.version",

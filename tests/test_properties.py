@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mlflow_fingerprint as mfp
-from mlflow_fingerprint.fingerprint import SECTIONS, Fingerprint, FingerprintError
-from mlflow_fingerprint.render import FORMATS, render
+from mlflow_fingerprint.model.fingerprint import SECTIONS, Fingerprint, FingerprintError
+from mlflow_fingerprint.present import FORMATS, render
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from mlflow_fingerprint.run import liveness
+from mlflow_fingerprint.tracking import liveness
 
 CHILD_IDENTITY = (
-    "import json; from mlflow_fingerprint.run.liveness import identity; "
+    "import json; from mlflow_fingerprint.tracking.liveness import identity; "
     "print(json.dumps(identity()), flush=True)"
 )
 

@@ -16,9 +16,9 @@ from mlflow.tracking import MlflowClient
 
 import mlflow_fingerprint as mfp
 from mlflow_fingerprint.cli.main import main as cli
-from mlflow_fingerprint.run import metrics
-from mlflow_fingerprint.run.metrics import FingerprintWarning, RunWriter
-from mlflow_fingerprint.run.spool import Spool
+from mlflow_fingerprint.tracking import uploader as metrics
+from mlflow_fingerprint.tracking.spool import Spool
+from mlflow_fingerprint.tracking.uploader import FingerprintWarning, RunWriter
 
 
 def open_writer(uri: str, root: Path) -> tuple[RunWriter, str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mlflow_fingerprint.run.spool import Spool, encode, list_spools, spool_root
+from mlflow_fingerprint.tracking.spool import Spool, encode, list_spools, spool_root
 
 
 def test_root_is_the_environment_variable_else_the_user_cache(
@@ -59,7 +59,8 @@ def test_acknowledgement_is_the_furthest_offset_and_keeps_the_run_id(tmp_path: P
 def test_the_writer_lock_excludes_another_process(tmp_path: Path) -> None:
     spool = Spool.create(tmp_path)
     probe = (
-        "import sys\nfrom pathlib import Path\nfrom mlflow_fingerprint.run.spool import Spool\n"
+        "import sys\nfrom pathlib import Path\n"
+        "from mlflow_fingerprint.tracking.spool import Spool\n"
         f"with Spool(Path({str(spool.path)!r})).locked() as held:\n    sys.exit(0 if held else 3)"
     )
     with spool.locked() as held:
@@ -82,7 +83,7 @@ def test_records_the_disk_refuses_continue_in_memory_in_order(tmp_path: Path) ->
     code = f"""
 import json, resource, signal
 from pathlib import Path
-from mlflow_fingerprint.run.spool import Spool, encode
+from mlflow_fingerprint.tracking.spool import Spool, encode
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 spool = Spool.create(Path({str(tmp_path)!r}))
 first = spool.append([encode({{"n": 0}}), encode({{"n": 1}})])
@@ -117,7 +118,7 @@ def test_a_new_spool_records_the_process_that_writes_it(tmp_path: Path) -> None:
     """What ``fingerprint sync`` needs to tell a dead writer from a live one later."""
     code = (
         "import os, sys; from pathlib import Path\n"
-        "from mlflow_fingerprint.run.spool import Spool\n"
+        "from mlflow_fingerprint.tracking.spool import Spool\n"
         f"print(os.getpid(), Spool.create(Path({str(tmp_path)!r})).path)"
     )
     out = subprocess.run(

@@ -8,9 +8,9 @@ import re
 import pytest
 
 import mlflow_fingerprint as mfp
-from mlflow_fingerprint.fingerprint import Fingerprint
+from mlflow_fingerprint.model.fingerprint import Fingerprint
 from mlflow_fingerprint.redact import secret_env_values
-from mlflow_fingerprint.run.tags import (
+from mlflow_fingerprint.tracking.tags import (
     MAX_KEY,
     MAX_TAG_VALUE,
     fingerprint_artifact,

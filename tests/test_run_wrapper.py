@@ -13,7 +13,7 @@ import torch
 from mlflow.tracking import MlflowClient
 
 import mlflow_fingerprint as mfp
-from mlflow_fingerprint.fingerprint import Fingerprint
+from mlflow_fingerprint.model.fingerprint import Fingerprint
 
 DESIGN_TAGS = (
     "fingerprint.hash",

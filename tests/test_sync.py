@@ -13,9 +13,9 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from mlflow_fingerprint.cli.main import main as cli
-from mlflow_fingerprint.run.mlflow_io import SPOOL_ID_TAG
-from mlflow_fingerprint.run.spool import Spool, encode
-from mlflow_fingerprint.run.sync import replay
+from mlflow_fingerprint.tracking.client import SPOOL_ID_TAG
+from mlflow_fingerprint.tracking.spool import Spool, encode
+from mlflow_fingerprint.tracking.sync import replay
 
 
 def spooled_run(root: Path, uri: str, steps: int, name: str = "spooled") -> Spool:
@@ -185,7 +185,7 @@ def test_cli_sync_bad_spool_dir_is_one_line_and_exit_2(
 WRITER = """
 import json, sys
 from pathlib import Path
-from mlflow_fingerprint.run.spool import Spool, encode
+from mlflow_fingerprint.tracking.spool import Spool, encode
 
 spool = Spool.create(Path(sys.argv[1]))
 records = json.loads(sys.stdin.readline())

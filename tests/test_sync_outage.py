@@ -15,8 +15,8 @@ from mlflow.tracking import MlflowClient
 import mlflow_fingerprint as mfp
 from infra.mlflow_team import MlflowServer
 from mlflow_fingerprint.cli.main import main as cli
-from mlflow_fingerprint.fingerprint import Fingerprint
-from mlflow_fingerprint.run.metrics import FingerprintWarning
+from mlflow_fingerprint.model.fingerprint import Fingerprint
+from mlflow_fingerprint.tracking.uploader import FingerprintWarning
 
 pytestmark = pytest.mark.slow
 

@@ -25,7 +25,7 @@ from infra.postgres import Postgres
 from infra.s3 import S3Store
 from infra.stored import cli, exactly_once_problems
 from mlflow_fingerprint.compare.find import find
-from mlflow_fingerprint.fingerprint import Fingerprint
+from mlflow_fingerprint.model.fingerprint import Fingerprint
 
 pytest_plugins = ["infra.fixtures"]
 pytestmark = pytest.mark.slow

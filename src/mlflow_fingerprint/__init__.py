@@ -14,14 +14,15 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type che
 if TYPE_CHECKING:
     from .capture import RunInfo, capture
     from .compare import Report, diff
-    from .fingerprint import Fingerprint, FingerprintError
+    from .errors import FingerprintError
+    from .model.fingerprint import Fingerprint
     from .run import dataloader_generator, fingerprinted, log_metrics, seed_everything, seed_worker
     from .version import __version__
 
 # public name -> the submodule that defines it
 _SOURCES = {
-    "Fingerprint": ".fingerprint",
-    "FingerprintError": ".fingerprint",
+    "Fingerprint": ".model.fingerprint",
+    "FingerprintError": ".errors",
     "Report": ".compare",
     "RunInfo": ".capture",
     "__version__": ".version",

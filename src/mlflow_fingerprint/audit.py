@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .compare import facts
-from .fingerprint import Fingerprint, get_path
+from .model.fingerprint import Fingerprint, get_path
 
 SEVERITY = {"high": 0, "medium": 1, "low": 2}
 KB = "../shared/reference/determinism_kb.md (a): "

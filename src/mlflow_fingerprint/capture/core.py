@@ -17,8 +17,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..fingerprint import SCHEMA_VERSION, Fingerprint, unavailable
-from ..hashing import compute_hashes
+from ..model.fingerprint import SCHEMA_VERSION, Fingerprint, unavailable
+from ..model.hashing import compute_hashes
 from ..version import __version__
 from . import (
     cuda,

@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from ..fingerprint import unavailable
+from ..model.fingerprint import unavailable
 from .context import ProbeContext
 from .reading import read, safe, torch_missing
 

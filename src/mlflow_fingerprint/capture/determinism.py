@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from ..fingerprint import unavailable
+from ..model.fingerprint import unavailable
 from .context import DeterminismRequest, ProbeContext
 from .reading import env_values, read, torch_missing
 

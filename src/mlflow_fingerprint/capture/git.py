@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..fingerprint import unavailable
+from ..model.fingerprint import unavailable
 from ..redact import strip_url_credentials
 from .context import ProbeContext
 from .reading import first_line

@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..fingerprint import is_unavailable, unavailable
+from ..model.fingerprint import is_unavailable, unavailable
 from .context import ProbeContext
 
 MIB = 1024 * 1024

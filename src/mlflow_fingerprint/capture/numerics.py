@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..fingerprint import is_unavailable
+from ..model.fingerprint import is_unavailable
 from .context import ProbeContext
 from .reading import _MISSING, attr, env_values, read, safe, torch_missing
 

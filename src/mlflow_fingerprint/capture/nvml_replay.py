@@ -35,6 +35,8 @@ from typing import Any
 
 import pynvml
 
+from ..errors import ReplayError
+
 SYSTEM_CALLS: tuple[str, ...] = (
     "nvmlSystemGetDriverVersion",
     "nvmlSystemGetCudaDriverVersion",
@@ -58,10 +60,6 @@ DEVICE_CALLS: tuple[str, ...] = (
 
 # Readings that pynvml returns as ctypes structures; the probe reads them by attribute.
 STRUCT_CALLS: frozenset[str] = frozenset({"nvmlDeviceGetMemoryInfo", "nvmlDeviceGetAttributes"})
-
-
-class ReplayError(ValueError):
-    """A recording that cannot be replayed; the message is one line meant for a user."""
 
 
 def nvml_error(name: str) -> pynvml.NVMLError:

@@ -12,7 +12,7 @@ import re
 import sys
 from typing import Any
 
-from ..hashing import digest
+from ..model.hashing import digest
 from .context import ProbeContext
 
 _DIST_DIR = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+?)(?:-py[\d.]+)?\.(dist|egg)-info$")

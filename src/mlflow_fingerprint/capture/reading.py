@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..fingerprint import unavailable
+from ..model.fingerprint import unavailable
 
 _MISSING = object()
 

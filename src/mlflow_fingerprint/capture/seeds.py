@@ -14,7 +14,7 @@ import random
 import sys
 from typing import Any
 
-from ..fingerprint import unavailable
+from ..model.fingerprint import unavailable
 from .context import ProbeContext
 from .reading import safe
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..capture import capture
-from ..summary import summary_text
+from ..present.summary import summary_text
 from .output import emit
 
 

@@ -6,9 +6,9 @@ import argparse
 import sys
 
 from ..compare import diff
-from ..compare.tracking import cli_defaults
-from ..render import EXTENSIONS, render
-from .errors import UsageError
+from ..errors import UsageError
+from ..present import EXTENSIONS, render
+from ..tracking.store import cli_defaults
 from .output import emit
 
 
@@ -18,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
     cli_defaults()
     log_target = None
     if args.log_to:
-        from ..compare.publish import target_run_id
+        from ..tracking.report_artifact import target_run_id
 
         log_target = target_run_id(args.log_to, args.tracking_uri, args.experiment)
     report = diff(
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         args.output,
     )
     if log_target is not None:
-        from ..compare.publish import log_report
+        from ..tracking.report_artifact import log_report
 
         mlflow_client, run_id = log_target
         log_report(

@@ -6,8 +6,8 @@ import argparse
 import json
 
 from ..compare.find import FindResult, find
-from ..compare.tracking import cli_defaults
-from .errors import UsageError
+from ..errors import UsageError
+from ..tracking.store import cli_defaults
 from .output import emit
 
 

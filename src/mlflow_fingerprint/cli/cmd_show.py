@@ -6,8 +6,8 @@ import argparse
 import json
 
 from ..compare.resolve import resolve
-from ..compare.tracking import cli_defaults
-from ..summary import summary_text
+from ..present.summary import summary_text
+from ..tracking.store import cli_defaults
 from .output import emit
 
 

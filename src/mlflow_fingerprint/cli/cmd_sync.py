@@ -13,12 +13,12 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..errors import UsageError
 from ..redact import strip_url_credentials
-from .errors import UsageError
 from .output import emit
 
 if TYPE_CHECKING:
-    from ..run.sync import Unended
+    from ..tracking.sync import Unended
 
 
 def _uri_for(start_uri: str | None, override: str | None) -> str:
@@ -43,9 +43,9 @@ def _end(state: Unended | None, dry_run: bool) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..run import mlflow_io
-    from ..run.spool import list_spools, spool_root
-    from ..run.sync import end_as_killed, replay, summary, unended
+    from ..tracking import client as mlflow_io
+    from ..tracking.spool import list_spools, spool_root
+    from ..tracking.sync import end_as_killed, replay, summary, unended
 
     root = Path(args.spool_dir).expanduser() if args.spool_dir else spool_root()
     if args.spool_dir and not root.is_dir():

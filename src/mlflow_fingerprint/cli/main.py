@@ -132,8 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # every failure is one line, never a traceback
-        from ..fingerprint import FingerprintError
-        from .errors import UsageError
+        from ..errors import UsageError
+        from ..model.fingerprint import FingerprintError
 
         if isinstance(exc, UsageError | FingerprintError):
             message = _first_line(exc)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .errors import UsageError
+from ..errors import UsageError
 
 
 def emit(text: str, output: str | None) -> None:

@@ -1,7 +1,7 @@
 """The comparator: why two runs differ, from their fingerprints and their metrics."""
 
+from ..errors import ResolveError
 from .diff import diff
-from .errors import ResolveError
 from .report import Report
 
 __all__ = ["Report", "ResolveError", "diff"]

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..fingerprint import get_path, is_unavailable
+from ..model.fingerprint import get_path, is_unavailable
 from . import facts
 from .fields import MISSING, FieldChange
 

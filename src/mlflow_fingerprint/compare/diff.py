@@ -40,7 +40,9 @@ def compare_metrics(
     a: Resolved, b: Resolved, names: Sequence[str], atol: float, rtol: float
 ) -> tuple[tuple[MetricComparison, ...], tuple[str, ...]]:
     """Histories of ``names`` in both runs, compared; plus notes on replicate runs."""
-    from . import history, replicates, tracking
+    from ..tracking import history
+    from ..tracking import store as tracking
+    from . import replicates
     from .metrics import compare
 
     uri = a.tracking_uri or tracking.effective_uri(None)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..fingerprint import get_path
+from ..model.fingerprint import get_path
 
 Record = Mapping[str, Any]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..capture.numerics import normalise_precision
-from ..fingerprint import is_unavailable
+from ..model.fingerprint import is_unavailable
 
 
 class _Missing:

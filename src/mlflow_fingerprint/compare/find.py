@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from . import tracking
-from .errors import ResolveError
+from ..errors import ResolveError
+from ..tracking import store as tracking
 from .report import RunRef
 from .resolve import find_experiment_id, resolve
 

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .history import History
+from ..tracking.history import History
 from .report import Curve, MetricComparison
 
 CURVE_POINTS = 400

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..fingerprint import is_unavailable
+from ..model.fingerprint import is_unavailable
 from .fields import MISSING, FieldChange
 from .report import Difference
 from .rules import Classification, classify

@@ -12,7 +12,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from . import tracking
+from ..tracking import store as tracking
 from .report import MetricComparison, Spread
 from .resolve import Resolved
 

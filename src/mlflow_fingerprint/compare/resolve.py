@@ -16,10 +16,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ..fingerprint import SCHEMA_VERSION, Fingerprint, FingerprintError
-from ..schema import migrate
-from . import tracking
-from .errors import ResolveError
+from ..errors import ResolveError
+from ..model.fingerprint import SCHEMA_VERSION, Fingerprint, FingerprintError
+from ..model.schema import migrate
+from ..tracking import store as tracking
 from .report import RunRef
 
 RUN_ID = re.compile(r"[0-9a-f]{32}")

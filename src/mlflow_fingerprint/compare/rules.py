@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ..fingerprint import get_path, is_unavailable
-from ..hashing import GROUPS, VOLATILE
+from ..model.fingerprint import get_path, is_unavailable
+from ..model.hashing import GROUPS, VOLATILE
 from . import conditions as cond
 from .conditions import Condition, Context, Outcome
 from .fields import MISSING, FieldChange, same_value

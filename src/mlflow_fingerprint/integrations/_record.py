@@ -18,12 +18,12 @@ from typing import Any
 
 from ..capture import RunInfo, capture
 from ..capture.context import DeterminismRequest
-from ..fingerprint import Fingerprint
+from ..model.fingerprint import Fingerprint
 from ..redact import secret_env_values
 from ..run import ranks
-from ..run import tags as tagging
 from ..run.loaders import describe
-from ..run.metrics import FingerprintWarning
+from ..tracking import tags as tagging
+from ..tracking.uploader import FingerprintWarning
 
 
 def loader_records(*loaders: Any) -> tuple[dict[str, Any], ...]:
@@ -117,7 +117,7 @@ def record_into_run(
     """Queue ``fp``'s tags (with the job tags of a merged one), params and artifacts for run
     ``run_id``, and ``rank_records`` as ``fingerprint/ranks/rank-<i>.json``; returns the run's
     writer (``writer.flush(timeout)`` waits until MLflow has them)."""
-    from ..run.metrics import writer_for_run
+    from ..tracking.uploader import writer_for_run
 
     secrets = secret_env_values()
     writer = writer_for_run(run_id, uri)

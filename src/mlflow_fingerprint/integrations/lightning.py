@@ -23,8 +23,8 @@ try:
 except ImportError:  # the older distribution name
     from pytorch_lightning.callbacks import Callback  # type: ignore[no-redef]
 
-from ..fingerprint import Fingerprint
-from ..run.metrics import FingerprintWarning
+from ..model.fingerprint import Fingerprint
+from ..tracking.uploader import FingerprintWarning
 from . import _record
 
 SEEDED_BY = "lightning.seed_everything"

@@ -20,8 +20,8 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from ..fingerprint import Fingerprint
-from ..run.metrics import FingerprintWarning
+from ..model.fingerprint import Fingerprint
+from ..tracking.uploader import FingerprintWarning
 from . import _record
 
 SEEDED_BY = "transformers.Trainer"

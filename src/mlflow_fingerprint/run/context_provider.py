@@ -81,9 +81,9 @@ class FingerprintRunContextProvider(RunContextProvider):
 
         from ..capture import RunInfo, capture
         from ..redact import secret_env_values
-        from .mlflow_io import SPOOL_ID_TAG
-        from .spool import spool_root
-        from .tags import fingerprint_tags
+        from ..tracking.client import SPOOL_ID_TAG
+        from ..tracking.spool import spool_root
+        from ..tracking.tags import fingerprint_tags
 
         fp = capture(run=RunInfo(stage="start"))
         secrets = secret_env_values()
@@ -127,7 +127,7 @@ def _attach_pass(final: bool) -> None:
 
 
 def _attach_found(final: bool) -> None:
-    from . import mlflow_io
+    from ..tracking import client as mlflow_io
 
     now = time.monotonic()
     for pending in list(_pending):
@@ -147,7 +147,7 @@ def _attach_found(final: bool) -> None:
 
 
 def _search(pending: _Pending) -> str | None:
-    from . import mlflow_io
+    from ..tracking import client as mlflow_io
 
     if not mlflow_io.reachable(pending.uri):
         return None
@@ -158,8 +158,8 @@ def _search(pending: _Pending) -> str | None:
 
 
 def _attach(pending: _Pending, run_id: str, final: bool) -> None:
-    from .metrics import send_to_run
-    from .tags import fingerprint_artifact, side_artifacts
+    from ..tracking.tags import fingerprint_artifact, side_artifacts
+    from ..tracking.uploader import send_to_run
 
     fp, secrets = pending.fingerprint, pending.secrets
     items = [fingerprint_artifact(fp, secrets), *side_artifacts(fp, secrets)]

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..fingerprint import unavailable
+from ..model.fingerprint import unavailable
 from .seeding import optional_torch
 
 OnFirst = Callable[[], None]

@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from ..fingerprint import Fingerprint, get_path
-from ..hashing import compute_hashes
-from . import tags as tagging
+from ..errors import HeterogeneousJobWarning
+from ..model.fingerprint import Fingerprint, get_path
+from ..model.hashing import compute_hashes
+from ..tracking import tags as tagging
 
 GATHER_TIMEOUT_S = float(os.environ.get("MLFLOW_FINGERPRINT_GATHER_TIMEOUT", "120"))
 ENV_VARS = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
@@ -39,10 +40,6 @@ HETEROGENEITY: dict[str, str] = {
     "torch_versions": "torch versions",
     "numerics": "numerics flag sets",
 }
-
-
-class HeterogeneousJobWarning(UserWarning):
-    """The ranks of one job differ in a way that changes how the gradients are summed."""
 
 
 def _dist() -> Any:

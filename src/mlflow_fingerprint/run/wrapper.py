@@ -29,10 +29,12 @@ from typing import Any, TypeVar
 from ..capture import RunInfo, capture
 from ..capture.context import DeterminismRequest
 from ..capture.seeds import rng_state_digests
-from ..fingerprint import Fingerprint
+from ..model.fingerprint import Fingerprint
 from ..redact import redact_text, secret_env_values, strip_url_credentials
-from . import metrics, ranks
-from . import tags as tagging
+from ..tracking import tags as tagging
+from ..tracking import uploader as metrics
+from ..tracking.spool import open_spool
+from . import ranks
 from .loaders import LoaderRecorder, find_loaders
 from .seeding import (
     Determinism,
@@ -42,7 +44,6 @@ from .seeding import (
     optional_torch,
     seed_everything,
 )
-from .spool import open_spool
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -107,7 +108,7 @@ class Options:
 def _start_timeout(configured: float | None, uri: str) -> float:
     """How long the caller waits for its run id: briefly for a server (it may be down), longer
     for a local store, whose only delay is creating its database (seconds on first use)."""
-    from .mlflow_io import is_remote
+    from ..tracking.client import is_remote
 
     if configured is not None:
         return configured
@@ -270,7 +271,7 @@ class FingerprintRun:
         if not writer.wait_started(_start_timeout(o.start_timeout_s, uri)):
             writer.warn_offline()
         elif writer.run is not None and not self._joined:
-            from .mlflow_io import fluent_attach
+            from ..tracking.client import fluent_attach
 
             self._attached = fluent_attach(writer.run)
 
@@ -301,7 +302,7 @@ class FingerprintRun:
         from mlflow.tracking import fluent
         from mlflow.tracking.context.registry import resolve_tags
 
-        from .mlflow_io import SPOOL_ID_TAG
+        from ..tracking.client import SPOOL_ID_TAG
 
         o = self.options
         active = mlflow.active_run()
@@ -408,7 +409,7 @@ class FingerprintRun:
                 if writer in metrics.CURRENT:
                     metrics.CURRENT.remove(writer)
                 if self._attached and writer.run_id:
-                    from .mlflow_io import fluent_detach
+                    from ..tracking.client import fluent_detach
 
                     fluent_detach(writer.run_id)
                 writer.close(self.options.flush_timeout_s)

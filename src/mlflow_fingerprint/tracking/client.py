@@ -28,6 +28,7 @@ from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
 from ..capture.reading import first_line
+from ..errors import Rejected, Unreachable
 from ..redact import strip_url_credentials
 
 T = TypeVar("T")
@@ -38,14 +39,6 @@ SPOOL_ID_TAG = "fingerprint.spool_id"
 # MLflow's per-request limits (mlflow/utils/validation.py).
 MAX_METRICS_PER_BATCH = 1000
 MAX_PARAMS_TAGS_PER_BATCH = 100
-
-
-class Unreachable(Exception):
-    """The store did not answer (or answered with a server error): retry later."""
-
-
-class Rejected(Exception):
-    """The store answered and refused the request: retrying cannot help."""
 
 
 def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:

@@ -14,6 +14,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from ..errors import FingerprintError
+
 SCHEMA_VERSION = 1
 
 # Order matters: it is the order of the JSON record and of the text summary.
@@ -31,10 +33,6 @@ SECTIONS: tuple[str, ...] = (
     "git",
     "distributed",
 )
-
-
-class FingerprintError(ValueError):
-    """A fingerprint record that cannot be read; the message is one line meant for a user."""
 
 
 def freeze(value: Any) -> Any:

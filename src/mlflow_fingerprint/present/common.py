@@ -8,7 +8,7 @@ from typing import Any
 
 from ..compare.fields import MISSING
 from ..compare.report import MetricComparison, Report
-from ..fingerprint import is_unavailable
+from ..model.fingerprint import is_unavailable
 
 MAX_VALUE_CHARS = 60
 

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .errors import ResolveError
+from ..errors import ResolveError
 
 FINGERPRINT_ARTIFACT = "fingerprint/fingerprint.json"
 HASH_TAGS = {

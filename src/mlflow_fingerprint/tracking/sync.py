@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import client as io
 from . import liveness
-from . import mlflow_io as io
 from .spool import Spool, encode
 
 ENDED_BY_TAG = "fingerprint.ended_by"

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .capture.gpu import gpu_summary
-from .fingerprint import Fingerprint, get_path, is_unavailable
+from ..capture.gpu import gpu_summary
+from ..model.fingerprint import Fingerprint, get_path, is_unavailable
 
 Record = Mapping[str, Any]
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .tracking import sqlite_file
+from .store import sqlite_file
 
 PAGE_SIZE = 25_000  # MLflow's own GET_METRIC_HISTORY_MAX_RESULTS
 ROW = np.dtype([("step", "i8"), ("value", "f8"), ("nan", "i1")])

@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..errors import FingerprintWarning
 from ..redact import strip_url_credentials
 from .spool import Spool, encode, open_spool
 
@@ -37,10 +38,6 @@ IDLE_S = 1.0
 RETRY_S = 5.0
 CLOSE_TIMEOUT_S = 30.0
 _KEY = re.compile(r"^[/\w.\- :]{1,250}$")
-
-
-class FingerprintWarning(UserWarning):
-    """Something the user should know once: the server is unreachable, a value was refused."""
 
 
 def valid_key(key: str) -> bool:
@@ -82,7 +79,7 @@ class RunWriter:
         self._uploader = threading.Thread(target=self._upload_loop, name="mfp-upload", daemon=True)
 
     def start(self) -> RunWriter:
-        from . import mlflow_io
+        from . import client as mlflow_io
 
         mlflow_io.quiet_retry_warnings()
         self._spooler.start()
@@ -261,7 +258,7 @@ class RunWriter:
 
     def _upload_pass(self) -> str | None:
         """One replay of everything new; the reason it stopped short, if it did."""
-        from .mlflow_io import reachable
+        from .client import reachable
         from .sync import replay
 
         if not reachable(self.uri):
@@ -274,7 +271,7 @@ class RunWriter:
         return outcome.error
 
     def _upload_loop(self) -> None:
-        from .mlflow_io import abandon_on
+        from .client import abandon_on
 
         try:
             with abandon_on(self._closing):
@@ -397,7 +394,7 @@ def send_to_run(
     for record, data in [(_start_record(run_id, uri), None), *items]:
         writer.record(record, data)
     writer.drain()
-    from .mlflow_io import reachable
+    from .client import reachable
     from .sync import replay
 
     if reachable(uri):

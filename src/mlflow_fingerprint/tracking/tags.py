@@ -10,9 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..fingerprint import Fingerprint, get_path, is_unavailable
+from ..model.fingerprint import Fingerprint, get_path, is_unavailable
+from ..present.summary import (
+    deterministic_text,
+    gpu_text,
+    loaders_value,
+    seed_text,
+    tf32_text,
+    value_text,
+)
 from ..redact import redact_text
-from ..summary import deterministic_text, gpu_text, loaders_value, seed_text, tf32_text, value_text
 
 MAX_KEY = 250
 MAX_TAG_VALUE = 8000

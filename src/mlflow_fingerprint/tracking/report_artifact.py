@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import tracking
-from .errors import ResolveError
-from .report import Report
-from .resolve import find_run_by_name, run_id_of
+from ..compare.report import Report
+from ..compare.resolve import find_run_by_name, run_id_of
+from ..errors import ResolveError
+from . import store as tracking
 
 REPORT_DIR = "fingerprint/diff"
 

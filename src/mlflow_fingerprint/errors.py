@@ -1,0 +1,59 @@
+"""Every exception and warning the package raises, in one place.
+
+The hierarchy, and what a caller does with each::
+
+    ValueError
+    └── FingerprintError          bad input: a record, reference or file that cannot be read;
+        │                         the message is one line for a user (the CLI prints it, exit 2)
+        ├── ResolveError          a reference that leads to no fingerprint: unknown run, run
+        │                         without a record, unreadable file, unreachable store
+        └── ReplayError           an NVML recording that cannot be replayed
+    Exception
+    ├── UsageError                a bad command line or environment; one line, exit 2
+    ├── Unreachable               the store did not answer (or answered 5xx): keep and retry later
+    └── Rejected                  the store answered and refused: retrying cannot help
+    UserWarning
+    ├── FingerprintWarning        something the user should hear once (server unreachable,
+    │                             a value refused); training goes on
+    └── HeterogeneousJobWarning   the ranks of one job differ in a way that changes how the
+                                  gradients are summed
+
+Nothing here imports the rest of the package, so any layer may import it.
+"""
+
+from __future__ import annotations
+
+
+class FingerprintError(ValueError):
+    """A fingerprint record that cannot be read; the message is one line meant for a user."""
+
+
+class ResolveError(FingerprintError):
+    """An unknown run, a run without a fingerprint, an unreadable file or an unreachable store.
+
+    A FingerprintError, so the CLI prints its message as one line and exits 2, and a Python caller
+    catches bad input from ``capture``, ``Fingerprint.load`` and ``diff`` alike."""
+
+
+class ReplayError(FingerprintError):
+    """An NVML recording that cannot be replayed; the message is one line meant for a user."""
+
+
+class UsageError(Exception):
+    """Bad input or an unreachable store at the command line: the message is the whole story."""
+
+
+class Unreachable(Exception):
+    """The store did not answer (or answered with a server error): retry later."""
+
+
+class Rejected(Exception):
+    """The store answered and refused the request: retrying cannot help."""
+
+
+class FingerprintWarning(UserWarning):
+    """Something the user should know once: the server is unreachable, a value was refused."""
+
+
+class HeterogeneousJobWarning(UserWarning):
+    """The ranks of one job differ in a way that changes how the gradients are summed."""
