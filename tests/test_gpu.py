@@ -27,7 +27,12 @@ from mlflow_fingerprint.capture import gpu
 from mlflow_fingerprint.capture.context import ProbeContext, RunInfo
 from mlflow_fingerprint.capture.cuda import computed_on
 from mlflow_fingerprint.capture.nvml import REPLAY_ENV, load_nvml
-from mlflow_fingerprint.capture.nvml_replay import NvmlReplay, ReplayError, record_readings
+from mlflow_fingerprint.capture.nvml_replay import (
+    CALLS_BY_NAME,
+    NvmlReplay,
+    ReplayError,
+    record_readings,
+)
 from mlflow_fingerprint.model.fingerprint import is_unavailable
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gpus"
@@ -441,21 +446,84 @@ def test_replay_rejects_a_misspelt_error_name() -> None:
         NvmlReplay(rec)
 
 
+@pytest.mark.parametrize(
+    ("where", "key"),
+    [("device", "nvmlDeviceGetEccMod"), ("system", "nvmlDeviceGetName"), ("mig", "nvmlGetName")],
+)
+def test_replay_rejects_a_reading_no_call_takes(where: str, key: str) -> None:
+    """A misspelt call name would otherwise replay, silently, as not recorded."""
+    rec = recording("a100_mig.json")
+    readings = {
+        "device": rec["devices"][0],
+        "system": rec["system"],
+        "mig": rec["devices"][0]["mig_devices"][1],
+    }[where]
+    readings[key] = 1
+    with pytest.raises(ReplayError, match=key):
+        NvmlReplay(rec)
+
+
+def test_a_call_missing_from_a_recording_replays_as_not_supported() -> None:
+    """How a fixture recorded before a call joined the table answers it: NVML's NotSupported,
+    saying it was not recorded, so the probe records the field as unavailable."""
+    rec = recording("h100.json")
+    del rec["devices"][0]["nvmlDeviceGetEccMode"]
+    del rec["system"]["nvmlSystemGetNVMLVersion"]
+    replay = NvmlReplay(rec)
+    replay.nvmlInit()
+    with pytest.raises(pynvml.NVMLError_NotSupported, match="not in this recording"):
+        replay.nvmlDeviceGetEccMode(replay.nvmlDeviceGetHandleByIndex(0))
+    replay.nvmlShutdown()
+    section = probe_recording(rec)
+    reason = "Not Supported (not in this recording)"
+    assert section["devices"][0]["ecc_mode"] == {
+        "unavailable": f"NVML nvmlDeviceGetEccMode: {reason}"
+    }
+    assert section["nvml_version"] == {"unavailable": f"NVML nvmlSystemGetNVMLVersion: {reason}"}
+    assert section["devices"][0]["architecture"] == "Hopper"
+
+
+def test_the_replay_answers_every_call_the_probe_makes() -> None:
+    """The probe asks NVML only for calls in the replay's table (a call missing there would make
+    every replay record it as "not in this NVML binding"). Every fixture, plus one whose device
+    calls all fail, so that each fallback path is taken too."""
+    asked: set[str] = set()
+
+    class Spy:
+        def __init__(self, replay: NvmlReplay) -> None:
+            self.replay = replay
+
+        def __getattr__(self, name: str) -> Any:
+            asked.add(name)
+            return getattr(self.replay, name)
+
+    failing = recording("h100.json")
+    failing["system"] = {call: {"error": "Unknown"} for call in failing["system"]}
+    failing["devices"][0] = {call: {"error": "Unknown"} for call in failing["devices"][0]}
+    replays = [NvmlReplay.from_file(path) for path in sorted(FIXTURES.glob("*.json"))]
+    for replay in [*replays, NvmlReplay(failing)]:
+        section = gpu.probe(context(Spy(replay)))
+        assert "not in this NVML binding" not in json.dumps(section)
+    handles_and_lifecycle = {
+        "nvmlInit",
+        "nvmlShutdown",
+        "nvmlDeviceGetCount",
+        "nvmlDeviceGetHandleByIndex",
+        "nvmlDeviceGetMigDeviceHandleByIndex",
+    }
+    assert {n for n in asked if n.startswith("nvml")} - handles_and_lifecycle <= set(CALLS_BY_NAME)
+    assert set(CALLS_BY_NAME) <= asked  # and the table holds no call the probe never makes
+
+
 @pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.glob("*.json")))
 def test_recorder_reproduces_each_fixture(fixture: str) -> None:
     """Recording a replay gives the fixture back: the recorder and the replay speak one format,
     so a fixture recorded on a real GPU replays exactly."""
     rec = recording(fixture)
     again = record_readings(NvmlReplay(copy.deepcopy(rec)), recorded_from=rec["recorded_from"])
-    expected = {k: v for k, v in rec.items() if k not in ("notes",)}
-    if "init_error" not in rec:
-        # MIG handles are recorded with the full call list; calls not in the fixture come back
-        # as FunctionNotFound, exactly what replaying the fixture raises for them.
-        for device in expected["devices"]:
-            for mig in device.get("mig_devices", []):
-                for call in again["devices"][0]["mig_devices"][0]:
-                    mig.setdefault(call, {"error": "FunctionNotFound"})
-    assert again == expected
+    # A call the fixture lacks (a MIG handle's name, a call added after it was recorded) stays
+    # absent: re-recording a replay never turns "not recorded" into a reading.
+    assert again == {k: v for k, v in rec.items() if k not in ("notes",)}
 
 
 # -- the one-line summary ----------------------------------------------------------------------

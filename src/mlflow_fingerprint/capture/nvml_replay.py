@@ -8,6 +8,9 @@ recording from the real pynvml, so a machine that has a GPU can add a fixture:
 
     python -m mlflow_fingerprint.capture.nvml_replay > tests/fixtures/gpus/<gpu>.json
 
+Both dispatch over one table, :data:`CALLS`: the recorder records each call in it, the replay
+answers each by name. Adding an NVML reading to the probe is one entry there.
+
 Recording format (JSON)::
 
     {"recorded_from": "...",                       # provenance, free text
@@ -17,8 +20,10 @@ Recording format (JSON)::
      "devices": [{"nvmlDeviceGetName": "...", "nvmlDeviceGetEccMode": {"error": "NotSupported"},
                   "mig_devices": [{...same keys, for each MIG device handle...}]}]}
 
-A call absent from the recording raises ``NVMLError_FunctionNotFound``: it was not recorded, and
-the probe must cope with a driver that lacks it just the same.
+A call absent from a recording replays as NVML's NotSupported (:class:`NotRecorded`, whose
+message says it was not recorded), so recordings made before a call was added keep working and
+the probe records that field as unavailable. A key that names no call in :data:`CALLS` is
+refused when the recording is loaded.
 """
 
 from __future__ import annotations
@@ -27,39 +32,78 @@ import json
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Literal
 
 import pynvml
 
 from ..errors import ReplayError
 
-SYSTEM_CALLS: tuple[str, ...] = (
-    "nvmlSystemGetDriverVersion",
-    "nvmlSystemGetCudaDriverVersion",
-    "nvmlSystemGetCudaDriverVersion_v2",
-    "nvmlSystemGetNVMLVersion",
+Scope = Literal["system", "device"]
+
+
+def _as_recorded(value: Any) -> Any:
+    return value
+
+
+def _structure(value: Mapping[str, Any]) -> SimpleNamespace:
+    """pynvml returns a ctypes structure here, which the probe reads by attribute."""
+    return SimpleNamespace(**value)
+
+
+def _int_pair(value: Any) -> tuple[int, int]:
+    first, second = value
+    return int(first), int(second)
+
+
+@dataclass(frozen=True)
+class NvmlCall:
+    """One pynvml function the GPU probe calls: recorded by :func:`record_readings`, answered by
+    :class:`NvmlReplay`. ``system`` calls take no argument; ``device`` calls take a device (or
+    MIG device) handle. ``shape`` turns the recorded JSON back into the type pynvml returns."""
+
+    name: str
+    scope: Scope
+    shape: Callable[[Any], Any] = _as_recorded
+
+
+# Every reading the probe takes, in recording order. A new NVML field is one entry here (and its
+# reading in capture/gpu.py); recordings made before it replay it as NotSupported (NotRecorded).
+CALLS: tuple[NvmlCall, ...] = (
+    NvmlCall("nvmlSystemGetDriverVersion", "system"),
+    NvmlCall("nvmlSystemGetCudaDriverVersion", "system"),
+    NvmlCall("nvmlSystemGetCudaDriverVersion_v2", "system"),
+    NvmlCall("nvmlSystemGetNVMLVersion", "system"),
+    NvmlCall("nvmlDeviceGetName", "device"),
+    NvmlCall("nvmlDeviceGetUUID", "device"),
+    NvmlCall("nvmlDeviceGetCudaComputeCapability", "device", _int_pair),
+    NvmlCall("nvmlDeviceGetArchitecture", "device"),
+    NvmlCall("nvmlDeviceGetMemoryInfo", "device", _structure),
+    NvmlCall("nvmlDeviceGetMigMode", "device", list),
+    NvmlCall("nvmlDeviceGetEccMode", "device", list),
+    NvmlCall("nvmlDeviceGetNumGpuCores", "device"),
+    NvmlCall("nvmlDeviceGetAttributes", "device", _structure),
+    NvmlCall("nvmlDeviceGetMaxMigDeviceCount", "device"),
 )
 
-# Calls that take a device handle; MIG device handles are recorded with the same list.
-DEVICE_CALLS: tuple[str, ...] = (
-    "nvmlDeviceGetName",
-    "nvmlDeviceGetUUID",
-    "nvmlDeviceGetCudaComputeCapability",
-    "nvmlDeviceGetArchitecture",
-    "nvmlDeviceGetMemoryInfo",
-    "nvmlDeviceGetMigMode",
-    "nvmlDeviceGetEccMode",
-    "nvmlDeviceGetNumGpuCores",
-    "nvmlDeviceGetAttributes",
-    "nvmlDeviceGetMaxMigDeviceCount",
-)
+CALLS_BY_NAME: dict[str, NvmlCall] = {call.name: call for call in CALLS}
 
-# Readings that pynvml returns as ctypes structures; the probe reads them by attribute.
-STRUCT_CALLS: frozenset[str] = frozenset({"nvmlDeviceGetMemoryInfo", "nvmlDeviceGetAttributes"})
+# Keys of a device's readings that are not calls: the readings of its MIG device handles.
+MIG_KEY = "mig_devices"
+
+
+class NotRecorded(pynvml.NVMLError_NotSupported):
+    """A call the recording lacks, raised as NVML's NotSupported so the probe records the field
+    as unavailable. A recording made before a call joined :data:`CALLS` thus keeps replaying
+    (there may be no GPU left to record it again on), and the reason says it was not recorded
+    rather than claiming the GPU refused."""
+
+    def __str__(self) -> str:
+        return f"{super().__str__()} (not in this recording)"
 
 
 def nvml_error(name: str) -> pynvml.NVMLError:
@@ -89,6 +133,33 @@ def _check_errors(node: Any, where: str) -> None:
             _check_errors(value, f"{where}.{i}")
 
 
+def _check_calls(readings: Mapping[str, Any], scope: Scope, where: str) -> None:
+    """Fail at load time on a reading no call of :data:`CALLS` takes: a misspelt call name would
+    otherwise replay, silently, as not recorded."""
+    for key in readings:
+        if scope == "device" and key == MIG_KEY:
+            migs = readings[key]
+            if not isinstance(migs, list) or not all(isinstance(m, Mapping) for m in migs):
+                raise ReplayError(f"{where}.{MIG_KEY} must be a list of objects")
+            for i, mig in enumerate(migs):
+                _check_calls(mig, "device", f"{where}.{MIG_KEY}.{i}")
+            continue
+        call = CALLS_BY_NAME.get(key)
+        if call is None or call.scope != scope:
+            raise ReplayError(f"{where}: {key!r} is not an NVML {scope} call the replay knows")
+
+
+def _answer(call: NvmlCall, readings: Mapping[str, Any]) -> Any:
+    """The recorded value of ``call``, the recorded NVML error raised, or NotRecorded."""
+    if call.name not in readings:
+        raise NotRecorded()
+    value = readings[call.name]
+    error = _recorded_error(value)
+    if error is not None:
+        raise nvml_error(error)
+    return call.shape(value)
+
+
 class ReplayHandle:
     """An opaque device handle, as pynvml's ``c_nvmlDevice_t`` is to its caller."""
 
@@ -101,7 +172,8 @@ class ReplayHandle:
 
 
 class NvmlReplay:
-    """Replays one recording; every method mirrors the pynvml function of the same name."""
+    """Replays one recording: the pynvml functions of :data:`CALLS` by their names, answered from
+    the recording, plus the library lifecycle and the handle lookups, which are methods."""
 
     def __init__(self, recording: Mapping[str, Any], source_name: str = "inline") -> None:
         if not isinstance(recording, Mapping):
@@ -109,8 +181,12 @@ class NvmlReplay:
         devices = recording.get("devices", [])
         if not isinstance(devices, list) or not all(isinstance(d, Mapping) for d in devices):
             raise ReplayError("'devices' must be a list of objects")
-        if not isinstance(recording.get("system", {}), Mapping):
+        system = recording.get("system", {})
+        if not isinstance(system, Mapping):
             raise ReplayError("'system' must be an object")
+        _check_calls(system, "system", "system")
+        for i, device in enumerate(devices):
+            _check_calls(device, "device", f"devices.{i}")
         _check_errors(recording, "recording")
         self.recording = recording
         self.source_name = source_name
@@ -128,6 +204,20 @@ class NvmlReplay:
         except ValueError as exc:
             raise ReplayError(f"{p} is not valid JSON ({exc})") from None
         return cls(recording, source_name=p.name)
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        """A recorded call of :data:`CALLS`; any other name is missing, as a function is from an
+        older pynvml (the probe then records that it is not in this binding).
+
+        A device call's arguments after the handle (``nvmlDeviceGetMemoryInfo``'s structure
+        version) do not change what was recorded, so they are accepted and not used.
+        """
+        call = CALLS_BY_NAME.get(name)
+        if call is None:
+            raise AttributeError(f"{type(self).__name__} has no NVML call {name!r}")
+        if call.scope == "system":
+            return lambda: _answer(call, self._system_readings())
+        return lambda handle, *_options: _answer(call, self._device_readings(handle))
 
     # -- library lifecycle ------------------------------------------------------------------
 
@@ -147,20 +237,6 @@ class NvmlReplay:
                 raise nvml_error("Uninitialized")
             self._init_count -= 1
 
-    # -- system queries ---------------------------------------------------------------------
-
-    def nvmlSystemGetDriverVersion(self) -> str:
-        return self._system("nvmlSystemGetDriverVersion")
-
-    def nvmlSystemGetCudaDriverVersion(self) -> int:
-        return self._system("nvmlSystemGetCudaDriverVersion")
-
-    def nvmlSystemGetCudaDriverVersion_v2(self) -> int:
-        return self._system("nvmlSystemGetCudaDriverVersion_v2")
-
-    def nvmlSystemGetNVMLVersion(self) -> str:
-        return self._system("nvmlSystemGetNVMLVersion")
-
     # -- device enumeration -----------------------------------------------------------------
 
     def nvmlDeviceGetCount(self) -> int:
@@ -175,44 +251,10 @@ class NvmlReplay:
         return ReplayHandle(devices[index], f"device {index}")
 
     def nvmlDeviceGetMigDeviceHandleByIndex(self, device: ReplayHandle, index: int) -> ReplayHandle:
-        self._require_init()
-        migs = device.readings.get("mig_devices", [])
+        migs = self._device_readings(device).get(MIG_KEY, [])
         if not 0 <= index < len(migs):
             raise nvml_error("NotFound")  # what NVML says for an empty MIG slot
         return ReplayHandle(migs[index], f"{device.label} MIG {index}")
-
-    # -- device queries ---------------------------------------------------------------------
-
-    def nvmlDeviceGetName(self, handle: ReplayHandle) -> str:
-        return self._device(handle, "nvmlDeviceGetName")
-
-    def nvmlDeviceGetUUID(self, handle: ReplayHandle) -> str:
-        return self._device(handle, "nvmlDeviceGetUUID")
-
-    def nvmlDeviceGetCudaComputeCapability(self, handle: ReplayHandle) -> tuple[int, int]:
-        major, minor = self._device(handle, "nvmlDeviceGetCudaComputeCapability")
-        return (int(major), int(minor))
-
-    def nvmlDeviceGetArchitecture(self, device: ReplayHandle) -> int:
-        return self._device(device, "nvmlDeviceGetArchitecture")
-
-    def nvmlDeviceGetMemoryInfo(self, handle: ReplayHandle, version: Any = None) -> SimpleNamespace:
-        return self._device(handle, "nvmlDeviceGetMemoryInfo")
-
-    def nvmlDeviceGetMigMode(self, device: ReplayHandle) -> list[int]:
-        return list(self._device(device, "nvmlDeviceGetMigMode"))
-
-    def nvmlDeviceGetEccMode(self, handle: ReplayHandle) -> list[int]:
-        return list(self._device(handle, "nvmlDeviceGetEccMode"))
-
-    def nvmlDeviceGetNumGpuCores(self, device: ReplayHandle) -> int:
-        return self._device(device, "nvmlDeviceGetNumGpuCores")
-
-    def nvmlDeviceGetAttributes(self, device: ReplayHandle) -> SimpleNamespace:
-        return self._device(device, "nvmlDeviceGetAttributes")
-
-    def nvmlDeviceGetMaxMigDeviceCount(self, device: ReplayHandle) -> int:
-        return self._device(device, "nvmlDeviceGetMaxMigDeviceCount")
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -220,28 +262,15 @@ class NvmlReplay:
         if self._init_count == 0:
             raise nvml_error("Uninitialized")
 
-    def _system(self, call: str) -> Any:
+    def _system_readings(self) -> Mapping[str, Any]:
         self._require_init()
-        return _replay(self.recording.get("system", {}), call)
+        return self.recording.get("system", {})
 
-    def _device(self, handle: ReplayHandle, call: str) -> Any:
+    def _device_readings(self, handle: Any) -> Mapping[str, Any]:
         self._require_init()
         if not isinstance(handle, ReplayHandle):
             raise nvml_error("InvalidArgument")
-        return _replay(handle.readings, call)
-
-
-def _replay(readings: Mapping[str, Any], call: str) -> Any:
-    """The recorded value of ``call``, or the recorded NVML error raised."""
-    if call not in readings:
-        raise nvml_error("FunctionNotFound")
-    value = readings[call]
-    error = _recorded_error(value)
-    if error is not None:
-        raise nvml_error(error)
-    if call in STRUCT_CALLS:
-        return SimpleNamespace(**value)
-    return value
+        return handle.readings
 
 
 # -- recording ------------------------------------------------------------------------------
@@ -265,16 +294,18 @@ def _error_name(exc: pynvml.NVMLError) -> str:
     return type(exc).__name__.removeprefix("NVMLError_")
 
 
-def _record_calls(nvml: Any, calls: Sequence[str], *args: Any) -> dict[str, Any]:
+def _record_calls(nvml: Any, scope: Scope, *args: Any) -> dict[str, Any]:
     readings: dict[str, Any] = {}
-    for call in calls:
-        fn: Callable[..., Any] | None = getattr(nvml, call, None)
+    for call in (c for c in CALLS if c.scope == scope):
+        fn: Callable[..., Any] | None = getattr(nvml, call.name, None)
         if fn is None:
             continue  # this pynvml has no such function: leave it unrecorded
         try:
-            readings[call] = _to_json(fn(*args))
+            readings[call.name] = _to_json(fn(*args))
+        except NotRecorded:
+            continue  # re-recording a replay: what it lacked stays absent
         except pynvml.NVMLError as exc:
-            readings[call] = {"error": _error_name(exc)}
+            readings[call.name] = {"error": _error_name(exc)}
     return readings
 
 
@@ -285,7 +316,7 @@ def _record_migs(nvml: Any, handle: Any, max_count: Any) -> list[dict[str, Any]]
             mig = nvml.nvmlDeviceGetMigDeviceHandleByIndex(handle, i)
         except pynvml.NVMLError:
             continue  # an empty MIG slot
-        migs.append(_record_calls(nvml, DEVICE_CALLS, mig))
+        migs.append(_record_calls(nvml, "device", mig))
     return migs
 
 
@@ -302,14 +333,14 @@ def record_readings(nvml: Any = pynvml, recorded_from: str | None = None) -> dic
     except pynvml.NVMLError as exc:
         return {**recording, "init_error": _error_name(exc), "system": {}, "devices": []}
     try:
-        recording["system"] = _record_calls(nvml, SYSTEM_CALLS)
+        recording["system"] = _record_calls(nvml, "system")
         devices = []
         for i in range(nvml.nvmlDeviceGetCount()):
             handle = nvml.nvmlDeviceGetHandleByIndex(i)
-            readings = _record_calls(nvml, DEVICE_CALLS, handle)
+            readings = _record_calls(nvml, "device", handle)
             migs = _record_migs(nvml, handle, readings.get("nvmlDeviceGetMaxMigDeviceCount"))
             if migs:
-                readings["mig_devices"] = migs
+                readings[MIG_KEY] = migs
             devices.append(readings)
         recording["devices"] = devices
     finally:
