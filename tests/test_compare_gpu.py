@@ -145,3 +145,24 @@ def test_a_run_captured_before_it_used_cuda_says_nothing_about_its_device():
     assert device.effect == "none"
     assert "run A computed is not known" in device.explanation
     assert report.effective_differences == ()
+
+
+def test_a_power_capped_gpu_is_a_none_difference_that_changes_the_env_hash():
+    full = edit(seeded(gpu_record("h100"), 0), **{"gpu.devices.0.power_limit_w": 700})
+    capped = edit(full, **{"gpu.devices.0.power_limit_w": 400})
+    report = diff(full, capped)
+    (only,) = report.differences
+    assert (only.field, only.a, only.b, only.effect) == (
+        "gpu.devices.0.power_limit_w",
+        700,
+        400,
+        "none",
+    )
+    assert "speed, not arithmetic" in only.explanation
+    assert not report.effective_differences
+    assert full["hashes"]["env"] != capped["hashes"]["env"]
+    assert full["hashes"]["numerics"] == capped["hashes"]["numerics"]
+    # A record from before the field (the replay has no reading: unavailable) against one with it.
+    old = seeded(gpu_record("h100"), 0)
+    found = {d.field: d.effect for d in diff(old, full).differences}
+    assert found == {"gpu.devices.0.power_limit_w": "none"}

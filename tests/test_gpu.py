@@ -222,6 +222,38 @@ def test_every_field_degrades_alone() -> None:
         assert device["architecture"] == "Hopper", call  # from the capability or NVML's const
 
 
+# The GPU power limit: a field added after every fixture was recorded. No fixture has a reading
+# of it (none was re-recorded by hand), so each replays it as not recorded; the readings below
+# are test inputs added to a copy of the H100 recording.
+POWER_CALL = "nvmlDeviceGetPowerManagementLimit"
+
+
+@pytest.mark.parametrize(("milliwatts", "watts"), [(700000, 700), (312500, 312.5)])
+def test_power_limit_is_recorded_in_watts(milliwatts: int, watts: float) -> None:
+    rec = recording("h100.json")
+    rec["devices"][0][POWER_CALL] = milliwatts
+    assert probe_recording(rec)["devices"][0]["power_limit_w"] == watts
+    again = record_readings(NvmlReplay(copy.deepcopy(rec)), recorded_from=rec["recorded_from"])
+    assert again["devices"][0][POWER_CALL] == milliwatts
+
+
+@pytest.mark.parametrize("fixture", sorted(EXPECTED))
+def test_a_fixture_recorded_before_the_power_limit_replays_it_as_unavailable(fixture: str) -> None:
+    assert POWER_CALL not in recording(fixture)["devices"][0]
+    device = probe_fixture(fixture)["devices"][0]
+    assert device["power_limit_w"] == {
+        "unavailable": f"NVML {POWER_CALL}: Not Supported (not in this recording)"
+    }
+    assert device["name"] == EXPECTED[fixture][0]  # the rest of the device is untouched
+
+
+def test_a_gpu_that_refuses_the_power_limit_says_so() -> None:
+    rec = recording("h100.json")
+    rec["devices"][0][POWER_CALL] = {"error": "NotSupported"}
+    device = probe_recording(rec)["devices"][0]
+    assert device["power_limit_w"] == {"unavailable": f"NVML {POWER_CALL}: Not Supported"}
+
+
 def test_architecture_falls_back_to_nvml_constant_without_capability() -> None:
     rec = recording("h100.json")
     rec["devices"][0]["nvmlDeviceGetCudaComputeCapability"] = {"error": "NotSupported"}

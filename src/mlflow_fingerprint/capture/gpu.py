@@ -113,6 +113,11 @@ def _state(value: Sequence[int]) -> str:
     return "enabled" if int(value[0]) == 1 else "disabled"
 
 
+def _watts(milliwatts: int) -> int | float:
+    """NVML gives milliwatts; a power limit is nearly always whole watts (700000 is 700)."""
+    return milliwatts // 1000 if milliwatts % 1000 == 0 else milliwatts / 1000
+
+
 def _capability(value: Sequence[int]) -> tuple[int, int]:
     return int(value[0]), int(value[1])
 
@@ -203,6 +208,11 @@ def _device(nvml: Any, index: int) -> dict[str, Any]:
         ),
         "mig_mode": mig_mode,
         "ecc_mode": _read(nvml, "nvmlDeviceGetEccMode", handle, convert=_state),
+        # A capped GPU runs slower. This is the limit an administrator sets (nvidia-smi -pl),
+        # which stays put; NVML's enforced limit also follows out-of-band limiters that can move
+        # mid-run, which would make two captures of one process hash differently.
+        # https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html
+        "power_limit_w": _read(nvml, "nvmlDeviceGetPowerManagementLimit", handle, convert=_watts),
         "uuid_digest": _read(nvml, "nvmlDeviceGetUUID", handle, convert=_uuid_digest),
     }
     if mig_mode == "enabled":

@@ -88,6 +88,7 @@ CALLS: tuple[NvmlCall, ...] = (
     NvmlCall("nvmlDeviceGetNumGpuCores", "device"),
     NvmlCall("nvmlDeviceGetAttributes", "device", _structure),
     NvmlCall("nvmlDeviceGetMaxMigDeviceCount", "device"),
+    NvmlCall("nvmlDeviceGetPowerManagementLimit", "device"),
 )
 
 CALLS_BY_NAME: dict[str, NvmlCall] = {call.name: call for call in CALLS}

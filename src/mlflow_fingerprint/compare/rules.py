@@ -813,6 +813,13 @@ RULES: tuple[Rule, ...] = (
         kb("ECC mode"),
     ),
     Rule(
+        "gpu.devices.*.power_limit_w",
+        "none",
+        "A power cap lowers the clocks under load: it changes speed, not arithmetic (kernels "
+        "chosen by timing, as with cudnn.benchmark, are compared on their own).",
+        NONE_CLASS,
+    ),
+    Rule(
         "gpu.devices.*.memory_total_mib",
         "none",
         "The amount of GPU memory does not change arithmetic.",
