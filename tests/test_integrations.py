@@ -96,7 +96,7 @@ def test_lightning_fit_records_seed_batch_size_and_workers(
     assert tags[layout.TAG_BATCH_SIZE] == "8"
     assert tags[layout.TAG_NUM_WORKERS] == "0"
     assert tags[layout.TAG_INTEGRATION] == "lightning"
-    assert run.data.params["batch_size"] == "8"
+    assert run.data.params[layout.PARAM_BATCH_SIZE] == "8"
     record = _artifact(logger.run_id, tmp_path)
     assert record["seeds"]["requested"] == 7
     assert record["data"]["loaders"][0]["batch_size"] == 8

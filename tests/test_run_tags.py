@@ -96,4 +96,8 @@ def test_params_only_when_known(captured: Fingerprint) -> None:
     assert run_params(captured, set()) == {}
     loaders = [{"batch_size": 32, "num_workers": 2}]
     fp = with_fields(captured, data__loaders=loaders, seeds__requested=0)
-    assert run_params(fp, set()) == {"batch_size": "32", "num_workers": "2", "seed": "0"}
+    assert run_params(fp, set()) == {
+        layout.PARAM_BATCH_SIZE: "32",
+        layout.PARAM_NUM_WORKERS: "2",
+        layout.PARAM_SEED: "0",
+    }

@@ -81,7 +81,11 @@ def test_decorated_digits_run_has_tags_artifact_params_and_every_metric(
     assert tags[layout.TAG_GPU] == "none"
     assert tags[layout.TAG_DEVICE] == "cpu"  # a CPU torch build computes nowhere else
     assert tags[layout.TAG_TORCH] == torch.__version__
-    assert run.data.params == {"batch_size": "32,256", "num_workers": "2,0", "seed": "0"}
+    assert run.data.params == {
+        layout.PARAM_BATCH_SIZE: "32,256",
+        layout.PARAM_NUM_WORKERS: "2,0",
+        layout.PARAM_SEED: "0",
+    }
 
     fp = artifact_fingerprint(run.info.run_id)
     assert tags[layout.TAG_HASH] == fp.hashes["fingerprint"]
@@ -229,7 +233,7 @@ def test_context_manager_records_declared_loader_facts(sqlite_tracking_uri: str)
     assert recorded.info.run_id == run.run_id
     assert recorded.data.tags[layout.TAG_BATCH_SIZE] == "128"
     assert recorded.data.tags[layout.TAG_NUM_WORKERS] == "4"
-    assert recorded.data.params == {"batch_size": "128", "num_workers": "4"}
+    assert recorded.data.params == {layout.PARAM_BATCH_SIZE: "128", layout.PARAM_NUM_WORKERS: "4"}
     assert artifact_fingerprint(run.run_id).get("data.declared") == {
         "batch_size": 128,
         "num_workers": 4,

@@ -73,7 +73,7 @@ def test_replay_uploads_in_batches_and_a_second_replay_uploads_nothing(
     assert run.info.status == "FINISHED"
     assert run.info.start_time == 1_700_000_000_000
     assert run.info.end_time == 1_700_000_100_000
-    assert run.data.params == {"seed": "0"}
+    assert run.data.params == {layout.PARAM_SEED: "0"}
     assert [
         a.path for a in MlflowClient().list_artifacts(run.info.run_id, layout.ARTIFACT_DIR)
     ] == [layout.FINGERPRINT_ARTIFACT]
@@ -129,7 +129,7 @@ def test_a_refused_record_is_skipped_and_the_rest_still_arrives(
     assert len(outcome.rejected) == 1
     assert "seed" in outcome.rejected[0]
     [run] = runs_in("spooled")
-    assert run.data.params == {"seed": "0", "lr": "0.1"}
+    assert run.data.params == {layout.PARAM_SEED: "0", "lr": "0.1"}
     assert run.data.metrics == {"ok": 1.0}
     assert run.info.status == "FINISHED"
 

@@ -73,7 +73,7 @@ def test_server_killed_at_step_50_of_200_then_sync_uploads_all_of_it(
     assert sorted(m.step for m in history) == list(range(200))
     assert run.info.status == "FINISHED"
     assert run.data.metrics["val_error"] == pytest.approx(result["val_error"])
-    assert run.data.params["seed"] == "0"
+    assert run.data.params[layout.PARAM_SEED] == "0"
     fp = Fingerprint.load(
         mlflow.artifacts.download_artifacts(
             run_id=run.info.run_id, artifact_path=layout.FINGERPRINT_ARTIFACT
@@ -131,7 +131,7 @@ def test_server_down_at_start_run_is_created_by_sync(
     assert run.data.tags["team"] == "vision"
     assert run.data.tags[layout.TAG_SEED] == "5"
     assert run.data.tags[layout.TAG_BATCH_SIZE] == "16"
-    assert run.data.params == {"batch_size": "16", "seed": "5"}
+    assert run.data.params == {layout.PARAM_BATCH_SIZE: "16", layout.PARAM_SEED: "5"}
     assert run.info.start_time < run.info.end_time
     names = {a.path for a in client.list_artifacts(run.info.run_id, layout.ARTIFACT_DIR)}
     assert layout.FINGERPRINT_ARTIFACT in names
