@@ -46,6 +46,7 @@ def make_runs(uri: str, artifacts: Path, steps: int, metrics: int) -> tuple[str,
     from mlflow.entities import Metric, RunTag
 
     import mlflow_fingerprint as mfp
+    from mlflow_fingerprint import layout
 
     record = mfp.capture().to_dict()
     client = MlflowClient(uri)
@@ -54,11 +55,11 @@ def make_runs(uri: str, artifacts: Path, steps: int, metrics: int) -> tuple[str,
     ids = []
     for label, shift_at in (("a", None), ("b", steps // 2)):
         run_id = client.create_run(experiment, run_name=label).info.run_id
-        client.log_text(run_id, json.dumps(record), "fingerprint/fingerprint.json")
+        client.log_text(run_id, json.dumps(record), layout.FINGERPRINT_ARTIFACT)
         client.log_batch(
             run_id,
             tags=[
-                RunTag(f"fingerprint.hash.{k}", record["hashes"][k])
+                RunTag(layout.HASH_TAGS[k], record["hashes"][k])
                 for k in ("env", "numerics", "recipe")
             ],
         )

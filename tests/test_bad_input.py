@@ -24,6 +24,7 @@ import pytest
 
 import mlflow_fingerprint as mfp
 from infra.stored import cli as run_cli
+from mlflow_fingerprint import layout
 from mlflow_fingerprint.cli.main import main
 from mlflow_fingerprint.model.fingerprint import Fingerprint, FingerprintError
 
@@ -145,10 +146,10 @@ def store(tmp_path_factory: pytest.TempPathFactory, mlflow_db_template: Path) ->
     for name, content in artifacts.items():
         run = client.create_run(exp, run_name=name)
         if content is not None:
-            src = folder / name / "fingerprint.json"
+            src = folder / name / layout.FINGERPRINT_FILE
             src.parent.mkdir()
             src.write_bytes(content)
-            client.log_artifact(run.info.run_id, str(src), "fingerprint")
+            client.log_artifact(run.info.run_id, str(src), layout.ARTIFACT_DIR)
         client.set_terminated(run.info.run_id)
         ids[name] = run.info.run_id
     client.create_run(exp, run_name="twin")
@@ -431,7 +432,7 @@ def test_tag_value_over_8000_characters_is_clipped_and_the_run_kept(
     [run] = client.search_runs([exp.experiment_id])
     assert 0 < len(run.data.tags["note"]) <= 8000
     assert len(client.get_metric_history(run.info.run_id, "loss")) == 5
-    assert run.data.tags.get("fingerprint.hash")
+    assert run.data.tags.get(layout.TAG_HASH)
 
 
 @pytest.mark.parametrize(
@@ -469,7 +470,7 @@ def test_tag_key_mlflow_refuses_does_not_lose_the_run(sqlite_tracking_uri: str, 
         3,
         4,
     ]
-    assert run.data.tags.get("fingerprint.hash")
+    assert run.data.tags.get(layout.TAG_HASH)
 
 
 @pytest.mark.parametrize("key", ["bad key!", "../up", "/abs", "", "k" * 300])

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from mlflow_fingerprint import layout
 from mlflow_fingerprint.cli.main import main
 from test_compare_support import cpu_record, edit, log_run, new_store, seeded, write
 
@@ -161,9 +162,9 @@ def test_log_to_stores_the_report_as_an_artifact(capsys, store, runs):
         runs["seed1"],
     )
     assert code == 1
-    listed = MlflowClient(store).list_artifacts(runs["seed1"], "fingerprint/diff")
+    listed = MlflowClient(store).list_artifacts(runs["seed1"], layout.REPORT_DIR)
     assert [a.path for a in listed] == [
-        f"fingerprint/diff/{runs['a'][:12]}_vs_{runs['seed1'][:12]}.md"
+        f"{layout.REPORT_DIR}/{runs['a'][:12]}_vs_{runs['seed1'][:12]}.md"
     ]
 
 

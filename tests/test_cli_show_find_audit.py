@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from mlflow_fingerprint import layout
 from mlflow_fingerprint.audit import audit
 from mlflow_fingerprint.cli.main import main
 from mlflow_fingerprint.compare.find import find
@@ -81,7 +82,7 @@ def test_find_same_fingerprint_across_experiments(store, runs):
     result = find(runs["a"], tracking_uri=store)
     found = {m.run_id for m in result.matches}
     assert found == {runs["twin"], runs["elsewhere"]}
-    assert result.tag == "fingerprint.hash"
+    assert result.tag == layout.TAG_HASH
 
 
 def test_find_same_env_includes_other_seeds_but_not_other_torch(store, runs):
@@ -105,7 +106,7 @@ def test_find_searches_tags_not_records(store, runs):
 
     record = seeded(cpu_record(), 0)
     hidden = log_run(store, "find", "retagged", record, {"loss": [1.0]})
-    MlflowClient(store).set_tag(hidden, "fingerprint.hash", "0" * 16)
+    MlflowClient(store).set_tag(hidden, layout.TAG_HASH, "0" * 16)
     assert hidden not in {m.run_id for m in find(runs["a"], tracking_uri=store).matches}
 
 

@@ -16,6 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from mlflow_fingerprint import layout
 from mlflow_fingerprint.model.hashing import compute_hashes
 
 TESTS = Path(__file__).parent
@@ -23,10 +24,10 @@ FIXTURES = TESTS / "fixtures"
 SHARED = TESTS.parent.parent / "shared"
 
 TAGS = {
-    "fingerprint.hash": "fingerprint",
-    "fingerprint.hash.env": "env",
-    "fingerprint.hash.numerics": "numerics",
-    "fingerprint.hash.recipe": "recipe",
+    layout.TAG_HASH: "fingerprint",
+    layout.TAG_HASH_ENV: "env",
+    layout.TAG_HASH_NUMERICS: "numerics",
+    layout.TAG_HASH_RECIPE: "recipe",
 }
 
 
@@ -120,11 +121,9 @@ def log_run(
     run = client.create_run(experiment_id, run_name=name)
     run_id = run.info.run_id
     if record is not None:
-        client.log_text(run_id, json.dumps(record), "fingerprint/fingerprint.json")
+        client.log_text(run_id, json.dumps(record), layout.FINGERPRINT_ARTIFACT)
         tags = {tag: record["hashes"][key] for tag, key in TAGS.items()}
-        tags["fingerprint.seed"] = str(
-            seed if seed is not None else record["seeds"].get("requested")
-        )
+        tags[layout.TAG_SEED] = str(seed if seed is not None else record["seeds"].get("requested"))
         client.log_batch(run_id, tags=[_tag(k, v) for k, v in tags.items()])
     metrics = [
         Metric(key, float(v), 1_700_000_000_000 + i, i)

@@ -15,17 +15,17 @@ from mlflow.tracking import MlflowClient
 from mlflow.tracking.context.registry import _run_context_provider_registry
 
 import mlflow_fingerprint as mfp
+from mlflow_fingerprint import layout
 from mlflow_fingerprint.model.fingerprint import Fingerprint
 from mlflow_fingerprint.run.context_provider import FingerprintRunContextProvider
-from mlflow_fingerprint.tracking.client import SPOOL_ID_TAG
 
 REQUIRED = (
-    "fingerprint.hash",
-    "fingerprint.hash.env",
-    "fingerprint.torch",
-    "fingerprint.gpu",
-    "fingerprint.git.commit",
-    "fingerprint.schema",
+    layout.TAG_HASH,
+    layout.TAG_HASH_ENV,
+    layout.TAG_TORCH,
+    layout.TAG_GPU,
+    layout.TAG_GIT_COMMIT,
+    layout.TAG_SCHEMA,
 )
 
 
@@ -33,7 +33,7 @@ def wait_for_artifact(run_id: str, path: str, timeout_s: float = 30.0) -> bool:
     client = MlflowClient()
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if any(a.path == path for a in client.list_artifacts(run_id, "fingerprint")):
+        if any(a.path == path for a in client.list_artifacts(run_id, layout.ARTIFACT_DIR)):
             return True
         time.sleep(0.2)
     return False
@@ -53,14 +53,14 @@ def test_plain_start_run_gets_tags_artifact_and_fast_metrics(sqlite_tracking_uri
     tags = MlflowClient().get_run(run.info.run_id).data.tags
     for key in REQUIRED:
         assert key in tags, key
-    assert tags[SPOOL_ID_TAG]
-    assert wait_for_artifact(run.info.run_id, "fingerprint/fingerprint.json")
+    assert tags[layout.TAG_SPOOL_ID]
+    assert wait_for_artifact(run.info.run_id, layout.FINGERPRINT_ARTIFACT)
     fp = Fingerprint.load(
         mlflow.artifacts.download_artifacts(
-            run_id=run.info.run_id, artifact_path="fingerprint/fingerprint.json"
+            run_id=run.info.run_id, artifact_path=layout.FINGERPRINT_ARTIFACT
         )
     )
-    assert fp.hashes["fingerprint"] == tags["fingerprint.hash"]
+    assert fp.hashes["fingerprint"] == tags[layout.TAG_HASH]
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         history = MlflowClient().get_metric_history(run.info.run_id, "loss")
@@ -105,7 +105,7 @@ def test_artifact_is_uploaded_by_exit_and_the_switch_turns_it_off(
         # no run stack; the process exits at once, so only the exit pass can attach it.
         client = MlflowClient()
         experiment = client.get_experiment_by_name("subprocess").experiment_id
-        client.create_run(experiment, tags=resolve_tags({"mlflow.runName": "client"}))
+        client.create_run(experiment, tags=resolve_tags({layout.MLFLOW_RUN_NAME: "client"}))
         os.environ["MLFLOW_FINGERPRINT_DISABLE"] = "1"
         with mlflow.start_run(run_name="disabled"):
             pass
@@ -118,11 +118,11 @@ def test_artifact_is_uploaded_by_exit_and_the_switch_turns_it_off(
     exp = client.get_experiment_by_name("subprocess")
     runs = {r.info.run_name: r for r in client.search_runs([exp.experiment_id])}
     for name in ("plain", "client"):
-        assert "fingerprint.hash" in runs[name].data.tags, name
+        assert layout.TAG_HASH in runs[name].data.tags, name
         # The process exited right after the run: the artifact was uploaded by then, not later.
-        names = {a.path for a in client.list_artifacts(runs[name].info.run_id, "fingerprint")}
-        assert {"fingerprint/fingerprint.json", "fingerprint/packages.txt"} <= names, name
-    assert not any(k.startswith("fingerprint.") for k in runs["disabled"].data.tags)
+        names = {a.path for a in client.list_artifacts(runs[name].info.run_id, layout.ARTIFACT_DIR)}
+        assert {layout.FINGERPRINT_ARTIFACT, layout.PACKAGES_ARTIFACT} <= names, name
+    assert not any(k.startswith(layout.TAG_PREFIX) for k in runs["disabled"].data.tags)
     assert list(spool_dir.iterdir()) == []  # everything stored: no spool left behind
 
 
@@ -153,6 +153,6 @@ def test_fingerprinted_runs_do_not_call_the_provider(
     train()
     client = MlflowClient()
     [run] = client.search_runs([client.get_experiment_by_name("once").experiment_id])
-    assert run.data.tags["fingerprint.stage"] == "end"
+    assert run.data.tags[layout.TAG_STAGE] == "end"
     # The wrapper's spool is gone once stored; a provider capture would have left its own.
     assert list(spool_dir.iterdir()) == []

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from mlflow_fingerprint import capture
+from mlflow_fingerprint import capture, layout
 from mlflow_fingerprint.compare.diff import diff
 from mlflow_fingerprint.model.fingerprint import Fingerprint
 from mlflow_fingerprint.model.hashing import compute_hashes
@@ -53,10 +53,10 @@ def test_homogeneous_job_merges_ranks_without_changing_hashes(base: dict[str, An
     assert job.get("distributed.heterogeneous") is False
     assert job.hashes == Fingerprint.from_dict(_rank_record(base, 0, 2)).hashes
     tags = ranks.job_tags(job)
-    assert tags["fingerprint.world_size"] == "2"
-    assert tags["fingerprint.distributed.backend"] == "gloo"
-    assert tags["fingerprint.distributed.heterogeneous"] == "false"
-    assert tags["fingerprint.distributed.distinct_numerics"] == "1"
+    assert tags[layout.TAG_WORLD_SIZE] == "2"
+    assert tags[layout.TAG_DISTRIBUTED_BACKEND] == "gloo"
+    assert tags[layout.TAG_DISTRIBUTED_HETEROGENEOUS] == "false"
+    assert tags[layout.distinct_tag("numerics")] == "1"
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ranks.warn_if_heterogeneous(job)
@@ -65,7 +65,7 @@ def test_homogeneous_job_merges_ranks_without_changing_hashes(base: dict[str, An
 def test_a_rank_with_other_numerics_flags_is_flagged(base: dict[str, Any]) -> None:
     job = _job(base, deterministic_algorithms=True, cudnn_benchmark=True)
     assert job.get("distributed.heterogeneous") is True
-    assert ranks.job_tags(job)["fingerprint.distributed.distinct_numerics"] == "2"
+    assert ranks.job_tags(job)[layout.distinct_tag("numerics")] == "2"
     with pytest.warns(ranks.HeterogeneousJobWarning, match="2 numerics flag sets"):
         ranks.warn_if_heterogeneous(job)
 
@@ -78,8 +78,8 @@ def test_rank_artifacts_are_named_per_rank(base: dict[str, Any]) -> None:
     records = [_rank_record(base, r, 2) for r in range(2)]
     artifacts = ranks.rank_artifacts(records, set())
     assert [a[0]["file"] for a in artifacts] == [
-        "fingerprint/ranks/rank-0.json",
-        "fingerprint/ranks/rank-1.json",
+        layout.rank_artifact(0),
+        layout.rank_artifact(1),
     ]
     assert json.loads(artifacts[1][1]())["distributed"]["rank"] == 1
 
@@ -168,11 +168,11 @@ def test_two_rank_torchrun_job_is_one_run_holding_both_ranks(mlflow_server: str)
     )
     assert [r.info.run_id for r in runs] == [job["run_id"]]  # rank 1 opened no run
     run = runs[0]
-    assert run.data.tags["fingerprint.world_size"] == "2"
-    assert run.data.tags["fingerprint.distributed.backend"] == "gloo"
-    assert run.data.tags["fingerprint.distributed.heterogeneous"] == "false"
-    files = {a.path for a in client.list_artifacts(run.info.run_id, "fingerprint/ranks")}
-    assert files == {"fingerprint/ranks/rank-0.json", "fingerprint/ranks/rank-1.json"}
+    assert run.data.tags[layout.TAG_WORLD_SIZE] == "2"
+    assert run.data.tags[layout.TAG_DISTRIBUTED_BACKEND] == "gloo"
+    assert run.data.tags[layout.TAG_DISTRIBUTED_HETEROGENEOUS] == "false"
+    files = {a.path for a in client.list_artifacts(run.info.run_id, layout.RANKS_DIR)}
+    assert files == {layout.rank_artifact(0), layout.rank_artifact(1)}
     assert "loss" in run.data.metrics
     assert "loss/rank1" in run.data.metrics
 
@@ -195,8 +195,8 @@ def test_heterogeneous_job_warns_and_says_so_in_its_tags(mlflow_server: str) -> 
     assert "loss" in run.data.metrics  # the mean over ranks, logged by rank 0 only
     assert not any(name.startswith("loss/") for name in run.data.metrics)
     tags = run.data.tags
-    assert tags["fingerprint.distributed.heterogeneous"] == "true"
-    assert tags["fingerprint.distributed.distinct_numerics"] == "2"
+    assert tags[layout.TAG_DISTRIBUTED_HETEROGENEOUS] == "true"
+    assert tags[layout.distinct_tag("numerics")] == "2"
 
 
 def _ranks_job(*flags: str) -> subprocess.CompletedProcess[str]:
@@ -228,8 +228,8 @@ def test_real_gloo_gather_initialises_the_group_and_checks_heterogeneity(hetero:
     """Homogeneous: the group is initialised by us; heterogeneous: by the script itself."""
     done = _ranks_job(*(["--hetero", "--user-init"] if hetero else []))
     tags = json.loads([x for x in done.stdout.splitlines() if x.startswith("{")][-1])
-    assert tags["fingerprint.world_size"] == "2"
-    assert tags["fingerprint.distributed.heterogeneous"] == str(hetero).lower()
+    assert tags[layout.TAG_WORLD_SIZE] == "2"
+    assert tags[layout.TAG_DISTRIBUTED_HETEROGENEOUS] == str(hetero).lower()
     assert ("HeterogeneousJobWarning" in done.stderr) is hetero
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from mlflow_fingerprint import capture
+from mlflow_fingerprint import capture, layout
 from mlflow_fingerprint.capture.distributed import DISTRIBUTED_ENV
 from mlflow_fingerprint.capture.nvml import REPLAY_ENV
 from mlflow_fingerprint.compare.diff import diff
@@ -182,7 +182,7 @@ def _rank_gpus(client: Any, run_id: str) -> list[tuple[str, str]]:
     """(name, compute capability) of each rank's GPU, from its ``rank-<i>.json`` artifact."""
     found = []
     for rank in (0, 1):
-        path = client.download_artifacts(run_id, f"fingerprint/ranks/rank-{rank}.json")
+        path = client.download_artifacts(run_id, layout.rank_artifact(rank))
         device = json.loads(Path(path).read_text())["gpu"]["devices"][0]
         found.append((device["name"], device["compute_capability"]))
     return found
@@ -208,10 +208,10 @@ def test_torchrun_job_on_an_h100_and_an_a100_is_flagged_and_compared_rank_by_ran
     assert "HeterogeneousJobWarning" not in same["stderr"]
     client = MlflowClient(mlflow_server)
     tags = client.get_run(mixed["run_id"]).data.tags
-    assert tags["fingerprint.distributed.distinct_gpu_models"] == "2"
-    assert tags["fingerprint.distributed.distinct_drivers"] == "2"
-    assert tags["fingerprint.distributed.heterogeneous"] == "true"
-    assert tags["fingerprint.gpu"].startswith("NVIDIA H100 80GB HBM3")  # rank 0's
+    assert tags[layout.distinct_tag("gpu_models")] == "2"
+    assert tags[layout.distinct_tag("drivers")] == "2"
+    assert tags[layout.TAG_DISTRIBUTED_HETEROGENEOUS] == "true"
+    assert tags[layout.TAG_GPU].startswith("NVIDIA H100 80GB HBM3")  # rank 0's
     h100, a100 = ("NVIDIA H100 80GB HBM3", "9.0"), ("NVIDIA A100-SXM4-80GB", "8.0")
     assert _rank_gpus(client, mixed["run_id"]) == [h100, a100]
     assert _rank_gpus(client, same["run_id"]) == [h100, h100]

@@ -28,6 +28,7 @@ from mlflow.tracking import MlflowClient
 import mlflow_fingerprint as mfp
 from infra.mlflow_team import MlflowServer
 from infra.stored import cli, exactly_once_problems, metric_pairs
+from mlflow_fingerprint import layout
 from mlflow_fingerprint.tracking import uploader as run_metrics
 from mlflow_fingerprint.tracking.spool import Spool
 
@@ -77,7 +78,7 @@ def assert_exactly_once(uri: str, experiment: str, logged: dict[str, list[Pair]]
     client = MlflowClient(uri)
     run = the_run(client, experiment)
     assert exactly_once_problems(client, run.info.run_id, logged) == []
-    assert run.data.tags.get("fingerprint.hash"), "the run has no fingerprint tags"
+    assert run.data.tags.get(layout.TAG_HASH), "the run has no fingerprint tags"
     return run
 
 
@@ -296,8 +297,8 @@ def test_training_process_sigkilled_mid_run_then_sync(
     assert run.info.status == "KILLED"
     last = max(m.timestamp for m in client.get_metric_history(run.info.run_id, "loss"))
     assert run.info.end_time == last
-    assert run.data.tags["fingerprint.ended_by"] == "sync"
-    assert f"process {child.pid}" in run.data.tags["fingerprint.end_reason"]
+    assert run.data.tags[layout.TAG_ENDED_BY] == "sync"
+    assert f"process {child.pid}" in run.data.tags[layout.TAG_END_REASON]
     again = cli("sync", "--tracking-uri", team_uri, env={**os.environ})
     assert again.returncode == 0
     assert b"nothing to sync" in again.stdout
@@ -416,7 +417,7 @@ def test_nvml_raising_on_one_device(
 
     logged, _ = quietly(train)
     run = assert_exactly_once(team_uri, experiment_name, logged)
-    assert "H100" in run.data.tags["fingerprint.gpu"]
+    assert "H100" in run.data.tags[layout.TAG_GPU]
 
 
 @pytest.mark.parametrize("error", ["handle", "exception"])
@@ -480,7 +481,7 @@ def test_git_repository_with_a_corrupt_index(
 
     logged, _ = quietly(train)
     run = assert_exactly_once(team_uri, experiment_name, logged)
-    assert run.data.tags["fingerprint.git.commit"] == section["commit"]
+    assert run.data.tags[layout.TAG_GIT_COMMIT] == section["commit"]
 
 
 def test_dataloader_whose_dataset_has_no_len(team_uri: str, experiment_name: str) -> None:
@@ -516,7 +517,7 @@ def test_dataloader_whose_dataset_has_no_len(team_uri: str, experiment_name: str
     assert len(logged["loss"]) == 8
     run = assert_exactly_once(team_uri, experiment_name, logged)
     client = MlflowClient(team_uri)
-    path = client.download_artifacts(run.info.run_id, "fingerprint/fingerprint.json")
+    path = client.download_artifacts(run.info.run_id, layout.FINGERPRINT_ARTIFACT)
     loaders = json.loads(Path(path).read_text())["data"]["loaders"]
     lengths = [entry["dataset"]["length"] for entry in loaders]
     assert len(lengths) == 2

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from mlflow_fingerprint import layout
+
 pytestmark = pytest.mark.slow
 
 
@@ -23,7 +25,7 @@ def _artifact(run_id: str, tmp_path: Path) -> dict:
     import mlflow
 
     path = mlflow.artifacts.download_artifacts(
-        run_id=run_id, artifact_path="fingerprint/fingerprint.json", dst_path=str(tmp_path / "dl")
+        run_id=run_id, artifact_path=layout.FINGERPRINT_ARTIFACT, dst_path=str(tmp_path / "dl")
     )
     return json.loads(Path(path).read_text())
 
@@ -44,8 +46,8 @@ def test_lightning_mlflowlogger_run_is_tagged_by_the_context_provider(
 
     logger = MLFlowLogger(experiment_name="pl-plain", tracking_uri=sqlite_tracking_uri)
     tags = _run(sqlite_tracking_uri, logger.run_id).data.tags
-    assert tags["fingerprint.hash"] != "unavailable"
-    assert "fingerprint.spool_id" in tags
+    assert tags[layout.TAG_HASH] != "unavailable"
+    assert layout.TAG_SPOOL_ID in tags
 
 
 def test_lightning_fit_records_seed_batch_size_and_workers(
@@ -90,16 +92,16 @@ def test_lightning_fit_records_seed_batch_size_and_workers(
     assert callback.run_id == logger.run_id
     run = _run(sqlite_tracking_uri, logger.run_id)
     tags = run.data.tags
-    assert tags["fingerprint.seed"] == "7"
-    assert tags["fingerprint.batch_size"] == "8"
-    assert tags["fingerprint.num_workers"] == "0"
-    assert tags["fingerprint.integration"] == "lightning"
-    assert run.data.params["batch_size"] == "8"
+    assert tags[layout.TAG_SEED] == "7"
+    assert tags[layout.TAG_BATCH_SIZE] == "8"
+    assert tags[layout.TAG_NUM_WORKERS] == "0"
+    assert tags[layout.TAG_INTEGRATION] == "lightning"
+    assert run.data.params[layout.PARAM_BATCH_SIZE] == "8"
     record = _artifact(logger.run_id, tmp_path)
     assert record["seeds"]["requested"] == 7
     assert record["data"]["loaders"][0]["batch_size"] == 8
     assert record["determinism"]["deterministic_algorithms"] is True
-    assert record["hashes"]["fingerprint"] == tags["fingerprint.hash"]
+    assert record["hashes"]["fingerprint"] == tags[layout.TAG_HASH]
 
 
 def test_transformers_trainer_records_its_arguments(
@@ -133,9 +135,9 @@ def test_transformers_trainer_records_its_arguments(
     assert callback.run_id is not None
     run = _run(sqlite_tracking_uri, callback.run_id)
     tags = run.data.tags
-    assert tags["fingerprint.seed"] == "11"
-    assert tags["fingerprint.batch_size"] == "4"
-    assert tags["fingerprint.integration"] == "transformers"
+    assert tags[layout.TAG_SEED] == "11"
+    assert tags[layout.TAG_BATCH_SIZE] == "4"
+    assert tags[layout.TAG_INTEGRATION] == "transformers"
     record = _artifact(callback.run_id, tmp_path)
     assert record["seeds"]["requested"] == 11
     assert record["data"]["declared"]["batch_size"] == 4

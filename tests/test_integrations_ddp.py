@@ -18,6 +18,7 @@ from mlflow import MlflowClient
 
 from infra.mlflow_team import MlflowServer
 from infra.tracking import _ISOLATE
+from mlflow_fingerprint import layout
 
 pytestmark = pytest.mark.slow
 
@@ -74,15 +75,15 @@ def _assert_one_run_holds_both_ranks(
 ) -> None:
     assert seen[0]["run_id"] == run.info.run_id
     assert seen[1]["run_id"] is None  # a non-zero rank never touches MLflow
-    assert run.data.tags["fingerprint.world_size"] == "2"
-    assert run.data.tags["fingerprint.distributed.backend"] == "gloo"
-    assert run.data.tags["fingerprint.integration"] == integration
-    files = {a.path for a in client.list_artifacts(run.info.run_id, "fingerprint/ranks")}
-    assert files == {"fingerprint/ranks/rank-0.json", "fingerprint/ranks/rank-1.json"}
-    folder = client.download_artifacts(run.info.run_id, "fingerprint", str(tmp))
-    record = json.loads((Path(folder) / "fingerprint.json").read_text())
+    assert run.data.tags[layout.TAG_WORLD_SIZE] == "2"
+    assert run.data.tags[layout.TAG_DISTRIBUTED_BACKEND] == "gloo"
+    assert run.data.tags[layout.TAG_INTEGRATION] == integration
+    files = {a.path for a in client.list_artifacts(run.info.run_id, layout.RANKS_DIR)}
+    assert files == {layout.rank_artifact(0), layout.rank_artifact(1)}
+    folder = client.download_artifacts(run.info.run_id, layout.ARTIFACT_DIR, str(tmp))
+    record = json.loads((Path(folder) / layout.FINGERPRINT_FILE).read_text())
     assert [r["rank"] for r in record["distributed"]["ranks"]] == [0, 1]
-    assert record["hashes"]["fingerprint"] == run.data.tags["fingerprint.hash"]
+    assert record["hashes"]["fingerprint"] == run.data.tags[layout.TAG_HASH]
     rank1 = json.loads((Path(folder) / "ranks" / "rank-1.json").read_text())
     assert rank1["distributed"]["rank"] == 1
 
@@ -118,7 +119,7 @@ def test_lightning_ddp_fit_is_one_run_holding_both_ranks(
     run = _only_run(client, "pl-ddp")
     seen = _seen(folder, "pl-ddp-")
     _assert_one_run_holds_both_ranks(client, run, seen, "lightning", tmp_path)
-    assert run.data.tags["fingerprint.distributed.heterogeneous"] == "false"
+    assert run.data.tags[layout.TAG_DISTRIBUTED_HETEROGENEOUS] == "false"
     assert seen[0]["ranks"] == 2
     assert "HeterogeneousJobWarning" not in seen[0]["warnings"]
 
@@ -131,8 +132,8 @@ def test_lightning_ddp_fit_whose_ranks_differ_warns_and_is_tagged(
     seen = _seen(folder, "pl-ddp-hetero-")
     assert "HeterogeneousJobWarning" in seen[0]["warnings"]
     assert "HeterogeneousJobWarning" not in seen[1]["warnings"]  # rank 0 speaks for the job
-    assert run.data.tags["fingerprint.distributed.heterogeneous"] == "true"
-    assert run.data.tags["fingerprint.distributed.distinct_numerics"] == "2"
+    assert run.data.tags[layout.TAG_DISTRIBUTED_HETEROGENEOUS] == "true"
+    assert run.data.tags[layout.distinct_tag("numerics")] == "2"
 
 
 def test_a_rank_missing_from_the_gather_costs_a_warning_not_the_fit(
@@ -144,9 +145,9 @@ def test_a_rank_missing_from_the_gather_costs_a_warning_not_the_fit(
     assert [s["steps"] for s in seen] == [2, 2]  # both ranks trained to the end
     assert any("could not gather" in m for m in seen[0]["ours"]), seen[0]["ours"]
     assert seen[0]["run_id"] == run.info.run_id  # rank 0 recorded its own fingerprint
-    assert run.data.tags["fingerprint.world_size"] == "2"
-    assert "fingerprint.distributed.heterogeneous" not in run.data.tags  # nothing was merged
-    assert MlflowClient(uri).list_artifacts(run.info.run_id, "fingerprint/ranks") == []
+    assert run.data.tags[layout.TAG_WORLD_SIZE] == "2"
+    assert layout.TAG_DISTRIBUTED_HETEROGENEOUS not in run.data.tags  # nothing was merged
+    assert MlflowClient(uri).list_artifacts(run.info.run_id, layout.RANKS_DIR) == []
 
 
 def test_transformers_ddp_trainer_is_one_run_holding_both_ranks(
@@ -167,6 +168,6 @@ def test_transformers_ddp_trainer_is_one_run_holding_both_ranks(
     seen = _seen(folder)
     assert [s["world_size"] for s in seen] == [2, 2]
     _assert_one_run_holds_both_ranks(client, run, seen, "transformers", tmp_path)
-    assert run.data.tags["fingerprint.distributed.heterogeneous"] == "false"
-    assert run.data.tags["fingerprint.batch_size"] == "4"
+    assert run.data.tags[layout.TAG_DISTRIBUTED_HETEROGENEOUS] == "false"
+    assert run.data.tags[layout.TAG_BATCH_SIZE] == "4"
     assert seen[0]["ranks"] == 2

@@ -15,6 +15,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 import mlflow_fingerprint as mfp
+from mlflow_fingerprint import layout
 from mlflow_fingerprint.cli.main import main as cli
 from mlflow_fingerprint.tracking import uploader as metrics
 from mlflow_fingerprint.tracking.spool import Spool
@@ -101,8 +102,8 @@ def test_values_spooled_before_a_crash_are_uploaded_by_sync(
     [run] = client.search_runs([client.get_experiment_by_name("crash").experiment_id])
     history = client.get_metric_history(run.info.run_id, "loss")
     assert sorted(m.step for m in history) == list(range(1000))
-    assert run.data.tags["fingerprint.seed"] == "0"
+    assert run.data.tags[layout.TAG_SEED] == "0"
     # Its process is dead, so sync ends it, as KILLED (never FINISHED) at its last value's time.
     assert run.info.status == "KILLED"
-    assert run.data.tags["fingerprint.ended_by"] == "sync"
+    assert run.data.tags[layout.TAG_ENDED_BY] == "sync"
     assert run.info.end_time == max(m.timestamp for m in history)

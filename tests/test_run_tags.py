@@ -8,6 +8,7 @@ import re
 import pytest
 
 import mlflow_fingerprint as mfp
+from mlflow_fingerprint import layout
 from mlflow_fingerprint.model.fingerprint import Fingerprint
 from mlflow_fingerprint.redact import secret_env_values
 from mlflow_fingerprint.tracking.tags import (
@@ -48,9 +49,9 @@ def test_tags_cover_design_and_fit_mlflow_limits(captured: Fingerprint) -> None:
         assert re.fullmatch(r"[\w.\-/]+", key), key
         assert isinstance(value, str)
         assert len(value) <= MAX_TAG_VALUE
-    assert tags["fingerprint.hash"] == captured.hashes["fingerprint"]
-    assert tags["fingerprint.schema"] == str(captured.schema_version)
-    assert tags["fingerprint.seed"].startswith("unseeded")
+    assert tags[layout.TAG_HASH] == captured.hashes["fingerprint"]
+    assert tags[layout.TAG_SCHEMA] == str(captured.schema_version)
+    assert tags[layout.TAG_SEED].startswith("unseeded")
 
 
 def test_gpu_tag_names_model_count_and_architecture(captured: Fingerprint) -> None:
@@ -61,8 +62,8 @@ def test_gpu_tag_names_model_count_and_architecture(captured: Fingerprint) -> No
         "driver_version": "550.54.15",
     }
     tags = fingerprint_tags(with_fields(captured, gpu=gpu), set())
-    assert tags["fingerprint.gpu"] == "NVIDIA H100 80GB HBM3 x1 (Hopper, sm_90)"
-    assert tags["fingerprint.driver"] == "550.54.15"
+    assert tags[layout.TAG_GPU] == "NVIDIA H100 80GB HBM3 x1 (Hopper, sm_90)"
+    assert tags[layout.TAG_DRIVER] == "550.54.15"
 
 
 def test_secrets_never_reach_tags_params_or_the_artifact(
@@ -81,13 +82,13 @@ def test_secrets_never_reach_tags_params_or_the_artifact(
     record, produce = fingerprint_artifact(leaky, secrets)
     text = produce().decode()
     assert SECRET not in json.dumps(tags) + json.dumps(params) + text
-    assert tags["fingerprint.torch"] == "2.13.0+***"
-    assert record["file"] == "fingerprint/fingerprint.json"
+    assert tags[layout.TAG_TORCH] == "2.13.0+***"
+    assert record["file"] == layout.FINGERPRINT_ARTIFACT
     json.loads(text)  # still a JSON document
 
 
 def test_long_values_are_clipped_to_mlflow_limits() -> None:
-    tags = safe_tags({"fingerprint.x": "y" * 20_000, "k" * 300: "v"}, set())
+    tags = safe_tags({layout.TAG_PREFIX + "x": "y" * 20_000, "k" * 300: "v"}, set())
     assert all(len(k) <= MAX_KEY and len(v) <= MAX_TAG_VALUE for k, v in tags.items())
 
 
@@ -95,4 +96,8 @@ def test_params_only_when_known(captured: Fingerprint) -> None:
     assert run_params(captured, set()) == {}
     loaders = [{"batch_size": 32, "num_workers": 2}]
     fp = with_fields(captured, data__loaders=loaders, seeds__requested=0)
-    assert run_params(fp, set()) == {"batch_size": "32", "num_workers": "2", "seed": "0"}
+    assert run_params(fp, set()) == {
+        layout.PARAM_BATCH_SIZE: "32",
+        layout.PARAM_NUM_WORKERS: "2",
+        layout.PARAM_SEED: "0",
+    }

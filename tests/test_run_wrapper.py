@@ -13,26 +13,27 @@ import torch
 from mlflow.tracking import MlflowClient
 
 import mlflow_fingerprint as mfp
+from mlflow_fingerprint import layout
 from mlflow_fingerprint.model.fingerprint import Fingerprint
 
 DESIGN_TAGS = (
-    "fingerprint.hash",
-    "fingerprint.hash.env",
-    "fingerprint.hash.numerics",
-    "fingerprint.hash.recipe",
-    "fingerprint.gpu",
-    "fingerprint.driver",
-    "fingerprint.cuda",
-    "fingerprint.cudnn",
-    "fingerprint.torch",
-    "fingerprint.tf32",
-    "fingerprint.deterministic",
-    "fingerprint.seed",
-    "fingerprint.num_workers",
-    "fingerprint.batch_size",
-    "fingerprint.git.commit",
-    "fingerprint.git.dirty",
-    "fingerprint.schema",
+    layout.TAG_HASH,
+    layout.TAG_HASH_ENV,
+    layout.TAG_HASH_NUMERICS,
+    layout.TAG_HASH_RECIPE,
+    layout.TAG_GPU,
+    layout.TAG_DRIVER,
+    layout.TAG_CUDA,
+    layout.TAG_CUDNN,
+    layout.TAG_TORCH,
+    layout.TAG_TF32,
+    layout.TAG_DETERMINISTIC,
+    layout.TAG_SEED,
+    layout.TAG_NUM_WORKERS,
+    layout.TAG_BATCH_SIZE,
+    layout.TAG_GIT_COMMIT,
+    layout.TAG_GIT_DIRTY,
+    layout.TAG_SCHEMA,
 )
 
 
@@ -45,8 +46,10 @@ def only_run(experiment: str) -> Any:
     return runs[0]
 
 
-def artifact_fingerprint(run_id: str, name: str = "fingerprint.json") -> Fingerprint:
-    path = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path=f"fingerprint/{name}")
+def artifact_fingerprint(run_id: str, name: str = layout.FINGERPRINT_FILE) -> Fingerprint:
+    path = mlflow.artifacts.download_artifacts(
+        run_id=run_id, artifact_path=f"{layout.ARTIFACT_DIR}/{name}"
+    )
     return Fingerprint.load(path)
 
 
@@ -72,16 +75,20 @@ def test_decorated_digits_run_has_tags_artifact_params_and_every_metric(
     for key in DESIGN_TAGS:
         assert key in run.data.tags, key
     tags = run.data.tags
-    assert tags["fingerprint.seed"] == "0"
-    assert tags["fingerprint.batch_size"] == "32,256"  # train and validation loaders, undeclared
-    assert tags["fingerprint.num_workers"] == "2,0"
-    assert tags["fingerprint.gpu"] == "none"
-    assert tags["fingerprint.device"] == "cpu"  # a CPU torch build computes nowhere else
-    assert tags["fingerprint.torch"] == torch.__version__
-    assert run.data.params == {"batch_size": "32,256", "num_workers": "2,0", "seed": "0"}
+    assert tags[layout.TAG_SEED] == "0"
+    assert tags[layout.TAG_BATCH_SIZE] == "32,256"  # train and validation loaders, undeclared
+    assert tags[layout.TAG_NUM_WORKERS] == "2,0"
+    assert tags[layout.TAG_GPU] == "none"
+    assert tags[layout.TAG_DEVICE] == "cpu"  # a CPU torch build computes nowhere else
+    assert tags[layout.TAG_TORCH] == torch.__version__
+    assert run.data.params == {
+        layout.PARAM_BATCH_SIZE: "32,256",
+        layout.PARAM_NUM_WORKERS: "2,0",
+        layout.PARAM_SEED: "0",
+    }
 
     fp = artifact_fingerprint(run.info.run_id)
-    assert tags["fingerprint.hash"] == fp.hashes["fingerprint"]
+    assert tags[layout.TAG_HASH] == fp.hashes["fingerprint"]
     train_loader = fp.get("data.loaders.0")
     assert train_loader["batch_size"] == 32
     assert train_loader["num_workers"] == 2
@@ -95,11 +102,11 @@ def test_decorated_digits_run_has_tags_artifact_params_and_every_metric(
     steps = history(run.info.run_id)
     assert [s for s, _ in steps] == list(range(25))
     assert run.data.metrics["val_error"] == pytest.approx(result["val_error"])
-    names = {a.path for a in MlflowClient().list_artifacts(run.info.run_id, "fingerprint")}
+    names = {a.path for a in MlflowClient().list_artifacts(run.info.run_id, layout.ARTIFACT_DIR)}
     assert {
-        "fingerprint/fingerprint.json",
-        "fingerprint/packages.txt",
-        "fingerprint/run.json",
+        layout.FINGERPRINT_ARTIFACT,
+        layout.PACKAGES_ARTIFACT,
+        layout.RUN_ARTIFACT,
     } <= names
 
 
@@ -137,14 +144,14 @@ def test_exception_leaves_a_failed_run_with_its_fingerprint_and_traceback(
 
     run = only_run("boom")
     assert run.info.status == "FAILED"
-    assert run.data.tags["fingerprint.seed"] == "1"
+    assert run.data.tags[layout.TAG_SEED] == "1"
     assert (
         artifact_fingerprint(run.info.run_id).hashes["fingerprint"]
-        == (run.data.tags["fingerprint.hash"])
+        == (run.data.tags[layout.TAG_HASH])
     )
     trace = Path(
         mlflow.artifacts.download_artifacts(
-            run_id=run.info.run_id, artifact_path="fingerprint/traceback.txt"
+            run_id=run.info.run_id, artifact_path=layout.TRACEBACK_ARTIFACT
         )
     ).read_text()
     assert "ValueError: diverged at step 5" in trace
@@ -190,7 +197,7 @@ def test_joins_a_run_the_user_opened_and_leaves_it_open(sqlite_tracking_uri: str
     run = only_run("joined")
     assert run.info.run_id == outer.info.run_id
     assert run.info.status == "FINISHED"
-    assert run.data.tags["fingerprint.seed"] == "3"
+    assert run.data.tags[layout.TAG_SEED] == "3"
     assert run.data.metrics == {"loss": 0.5, "user_metric": 1.0, "acc": 0.9}
 
 
@@ -211,7 +218,7 @@ def test_nested_fingerprinted_runs_become_parent_and_child(sqlite_tracking_uri: 
     parent = next(r for r in runs if r.info.run_name == "sweep")
     children = [r for r in runs if r.info.run_name == "trial"]
     assert len(runs) == 3
-    assert {r.data.tags.get("mlflow.parentRunId") for r in children} == {parent.info.run_id}
+    assert {r.data.tags.get(layout.MLFLOW_PARENT_RUN_ID) for r in children} == {parent.info.run_id}
     assert sorted(r.data.metrics["score"] for r in children) == [1.0, 2.0]
     assert sorted(r.data.metrics["direct"] for r in children) == [1.0, 2.0]
     assert all(r.info.status == "FINISHED" for r in runs)
@@ -224,9 +231,9 @@ def test_context_manager_records_declared_loader_facts(sqlite_tracking_uri: str)
 
     recorded = only_run("block")
     assert recorded.info.run_id == run.run_id
-    assert recorded.data.tags["fingerprint.batch_size"] == "128"
-    assert recorded.data.tags["fingerprint.num_workers"] == "4"
-    assert recorded.data.params == {"batch_size": "128", "num_workers": "4"}
+    assert recorded.data.tags[layout.TAG_BATCH_SIZE] == "128"
+    assert recorded.data.tags[layout.TAG_NUM_WORKERS] == "4"
+    assert recorded.data.params == {layout.PARAM_BATCH_SIZE: "128", layout.PARAM_NUM_WORKERS: "4"}
     assert artifact_fingerprint(run.run_id).get("data.declared") == {
         "batch_size": 128,
         "num_workers": 4,
@@ -251,12 +258,12 @@ def test_flags_set_inside_train_reach_the_fingerprint(
         torch.set_num_threads(threads)
     run = only_run("flags")
     final = artifact_fingerprint(run.info.run_id)
-    start = artifact_fingerprint(run.info.run_id, "fingerprint.start.json")
+    start = artifact_fingerprint(run.info.run_id, layout.START_FILE)
     assert start.get("torch.threads.intra_op") == threads
     assert final.get("torch.threads.intra_op") == wanted
     assert final.get("data.captured_at_stage") == "first_batch"
-    assert run.data.tags["fingerprint.hash.numerics"] == final.hashes["numerics"]
-    assert run.data.tags["fingerprint.batch_size"] == "64"
+    assert run.data.tags[layout.TAG_HASH_NUMERICS] == final.hashes["numerics"]
+    assert run.data.tags[layout.TAG_BATCH_SIZE] == "64"
 
 
 def test_deterministic_mode_is_applied_recorded_and_undone(
@@ -281,11 +288,11 @@ def test_deterministic_mode_is_applied_recorded_and_undone(
     finally:
         torch.use_deterministic_algorithms(previous)
     run = only_run("det")
-    assert run.data.tags["fingerprint.deterministic"] == "on"
+    assert run.data.tags[layout.TAG_DETERMINISTIC] == "on"
     record = json.loads(
         Path(
             mlflow.artifacts.download_artifacts(
-                run_id=run.info.run_id, artifact_path="fingerprint/run.json"
+                run_id=run.info.run_id, artifact_path=layout.RUN_ARTIFACT
             )
         ).read_text()
     )

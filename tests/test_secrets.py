@@ -23,6 +23,7 @@ from infra.mlflow_team import MlflowServer
 from infra.postgres import Postgres
 from infra.s3 import S3Store
 from infra.stored import fetch_everything, find_planted
+from mlflow_fingerprint import layout
 
 pytest_plugins = ["infra.fixtures"]
 pytestmark = pytest.mark.slow
@@ -136,8 +137,8 @@ def test_no_planted_secret_in_anything_stored(
     assert len(client.get_metric_history(run.info.run_id, "loss")) == 10
 
     stored = fetch_everything(client, run.info.run_id, tmp_path / "download")
-    assert "fingerprint/fingerprint.json" in stored.artifacts
-    assert stored.tags.get("fingerprint.hash")
+    assert layout.FINGERPRINT_ARTIFACT in stored.artifacts
+    assert stored.tags.get(layout.TAG_HASH)
     assert find_planted(stored, PLANTED) == []
 
     database = pg_dump(team_postgres)
@@ -180,5 +181,5 @@ def test_no_planted_secret_in_a_run_uploaded_by_sync(
     client = MlflowClient(team_uri)
     [run] = client.search_runs([client.get_experiment_by_name(experiment_name).experiment_id])
     stored = fetch_everything(client, run.info.run_id, tmp_path / "download")
-    assert stored.tags.get("fingerprint.hash")
+    assert stored.tags.get(layout.TAG_HASH)
     assert find_planted(stored, PLANTED) == []

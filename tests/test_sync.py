@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
+from mlflow_fingerprint import layout
 from mlflow_fingerprint.cli.main import main as cli
-from mlflow_fingerprint.tracking.client import SPOOL_ID_TAG
 from mlflow_fingerprint.tracking.spool import Spool, encode
 from mlflow_fingerprint.tracking.sync import replay
 
@@ -21,7 +21,9 @@ from mlflow_fingerprint.tracking.sync import replay
 def spooled_run(root: Path, uri: str, steps: int, name: str = "spooled") -> Spool:
     """A spool as a run writes it when the server is down from the start."""
     spool = Spool.create(root)
-    artifact = spool.write_artifact("fingerprint", "fingerprint.json", b'{"schema_version": 1}')
+    artifact = spool.write_artifact(
+        layout.ARTIFACT_DIR, layout.FINGERPRINT_FILE, b'{"schema_version": 1}'
+    )
     records: list[dict[str, Any]] = [
         {
             "e": "start",
@@ -30,10 +32,14 @@ def spooled_run(root: Path, uri: str, steps: int, name: str = "spooled") -> Spoo
             "experiment_id": None,
             "run_name": name,
             "start_time": 1_700_000_000_000,
-            "tags": {"fingerprint.hash": "abc", SPOOL_ID_TAG: spool.spool_id},
+            "tags": {layout.TAG_HASH: "abc", layout.TAG_SPOOL_ID: spool.spool_id},
             "tracking_uri": uri,
         },
-        {"e": "artifact", "file": str(artifact.relative_to(spool.path)), "path": "fingerprint"},
+        {
+            "e": "artifact",
+            "file": str(artifact.relative_to(spool.path)),
+            "path": layout.ARTIFACT_DIR,
+        },
         *(
             {"e": "m", "k": "loss", "v": 1.0 / (s + 1), "s": s, "t": 1_700_000_000_000 + s}
             for s in range(steps)
@@ -67,10 +73,10 @@ def test_replay_uploads_in_batches_and_a_second_replay_uploads_nothing(
     assert run.info.status == "FINISHED"
     assert run.info.start_time == 1_700_000_000_000
     assert run.info.end_time == 1_700_000_100_000
-    assert run.data.params == {"seed": "0"}
-    assert [a.path for a in MlflowClient().list_artifacts(run.info.run_id, "fingerprint")] == [
-        "fingerprint/fingerprint.json"
-    ]
+    assert run.data.params == {layout.PARAM_SEED: "0"}
+    assert [
+        a.path for a in MlflowClient().list_artifacts(run.info.run_id, layout.ARTIFACT_DIR)
+    ] == [layout.FINGERPRINT_ARTIFACT]
 
 
 def test_lost_acknowledgements_do_not_make_a_second_run(
@@ -123,7 +129,7 @@ def test_a_refused_record_is_skipped_and_the_rest_still_arrives(
     assert len(outcome.rejected) == 1
     assert "seed" in outcome.rejected[0]
     [run] = runs_in("spooled")
-    assert run.data.params == {"seed": "0", "lr": "0.1"}
+    assert run.data.params == {layout.PARAM_SEED: "0", "lr": "0.1"}
     assert run.data.metrics == {"ok": 1.0}
     assert run.info.status == "FINISHED"
 
@@ -260,8 +266,8 @@ def test_a_live_writers_run_is_left_running_then_ended_once_it_is_gone(
     run = the_run()
     assert run.info.status == "KILLED"
     assert run.info.end_time == LAST_T
-    assert run.data.tags["fingerprint.ended_by"] == "sync"
-    assert run.data.tags["fingerprint.end_reason"] == (
+    assert run.data.tags[layout.TAG_ENDED_BY] == "sync"
+    assert run.data.tags[layout.TAG_END_REASON] == (
         f"its writer never ended it: process {child.pid} on {host} exited"
     )
     assert not spool.path.exists()
@@ -281,7 +287,7 @@ def test_a_dead_writers_run_is_ended_killed_at_its_last_value(
     assert "ended it as KILLED" in capsys.readouterr().out
     run = the_run()
     assert (run.info.status, run.info.end_time) == ("KILLED", LAST_T)
-    assert run.data.tags["fingerprint.ended_by"] == "sync"
+    assert run.data.tags[layout.TAG_ENDED_BY] == "sync"
     assert [m.step for m in MlflowClient().get_metric_history(run.info.run_id, "loss")] == list(
         range(5)
     )
@@ -317,7 +323,7 @@ def test_the_end_survives_an_unreachable_server_and_the_override_uri(
     assert "uploaded 5 metric values and 3 other records" in capsys.readouterr().out
     run = the_run()
     assert (run.info.status, run.info.end_time) == ("KILLED", LAST_T)
-    assert run.data.tags["fingerprint.ended_by"] == "sync"
+    assert run.data.tags[layout.TAG_ENDED_BY] == "sync"
 
 
 def test_a_joined_run_is_left_to_whoever_started_it(
@@ -341,4 +347,4 @@ def test_a_joined_run_is_left_to_whoever_started_it(
     assert "KILLED" not in capsys.readouterr().out
     run = client.get_run(run_id)
     assert run.info.status == "RUNNING"
-    assert "fingerprint.ended_by" not in run.data.tags
+    assert layout.TAG_ENDED_BY not in run.data.tags

@@ -14,6 +14,7 @@ from mlflow.tracking import MlflowClient
 
 import mlflow_fingerprint as mfp
 from infra.mlflow_team import MlflowServer
+from mlflow_fingerprint import layout
 from mlflow_fingerprint.cli.main import main as cli
 from mlflow_fingerprint.model.fingerprint import Fingerprint
 from mlflow_fingerprint.tracking.uploader import FingerprintWarning
@@ -72,13 +73,13 @@ def test_server_killed_at_step_50_of_200_then_sync_uploads_all_of_it(
     assert sorted(m.step for m in history) == list(range(200))
     assert run.info.status == "FINISHED"
     assert run.data.metrics["val_error"] == pytest.approx(result["val_error"])
-    assert run.data.params["seed"] == "0"
+    assert run.data.params[layout.PARAM_SEED] == "0"
     fp = Fingerprint.load(
         mlflow.artifacts.download_artifacts(
-            run_id=run.info.run_id, artifact_path="fingerprint/fingerprint.json"
+            run_id=run.info.run_id, artifact_path=layout.FINGERPRINT_ARTIFACT
         )
     )
-    assert fp.hashes["fingerprint"] == run.data.tags["fingerprint.hash"]
+    assert fp.hashes["fingerprint"] == run.data.tags[layout.TAG_HASH]
     assert list(spool_dir.iterdir()) == []  # all acknowledged: the spool is gone
 
     capfd.readouterr()
@@ -128,11 +129,11 @@ def test_server_down_at_start_run_is_created_by_sync(
     assert [m.step for m in client.get_metric_history(run.info.run_id, "loss")] == list(range(30))
     assert run.data.metrics["val_error"] == 0.25
     assert run.data.tags["team"] == "vision"
-    assert run.data.tags["fingerprint.seed"] == "5"
-    assert run.data.tags["fingerprint.batch_size"] == "16"
-    assert run.data.params == {"batch_size": "16", "seed": "5"}
+    assert run.data.tags[layout.TAG_SEED] == "5"
+    assert run.data.tags[layout.TAG_BATCH_SIZE] == "16"
+    assert run.data.params == {layout.PARAM_BATCH_SIZE: "16", layout.PARAM_SEED: "5"}
     assert run.info.start_time < run.info.end_time
-    names = {a.path for a in client.list_artifacts(run.info.run_id, "fingerprint")}
-    assert "fingerprint/fingerprint.json" in names
+    names = {a.path for a in client.list_artifacts(run.info.run_id, layout.ARTIFACT_DIR)}
+    assert layout.FINGERPRINT_ARTIFACT in names
     assert cli(["sync"]) == 0
     assert len(runs_named("offline", "never-online")) == 1

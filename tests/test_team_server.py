@@ -24,6 +24,7 @@ from infra.mlflow_team import MlflowServer
 from infra.postgres import Postgres
 from infra.s3 import S3Store
 from infra.stored import cli, exactly_once_problems
+from mlflow_fingerprint import layout
 from mlflow_fingerprint.compare.find import find
 from mlflow_fingerprint.model.fingerprint import Fingerprint
 
@@ -100,12 +101,12 @@ def test_decorated_run_lands_in_postgres_and_its_artifacts_in_s3(
     assert exactly_once_problems(client, run_id, {"loss": logged}) == []
     assert len(logged) == 40
     for key in (
-        "fingerprint.hash",
-        "fingerprint.hash.env",
-        "fingerprint.hash.numerics",
-        "fingerprint.hash.recipe",
-        "fingerprint.schema",
-        "fingerprint.seed",
+        layout.TAG_HASH,
+        layout.TAG_HASH_ENV,
+        layout.TAG_HASH_NUMERICS,
+        layout.TAG_HASH_RECIPE,
+        layout.TAG_SCHEMA,
+        layout.TAG_SEED,
     ):
         assert run.data.tags.get(key), key
 
@@ -114,9 +115,9 @@ def test_decorated_run_lands_in_postgres_and_its_artifacts_in_s3(
         team_postgres,
         "SELECT value FROM tags WHERE run_uuid = %s AND key = %s",
         run_id,
-        "fingerprint.hash",
+        layout.TAG_HASH,
     )
-    assert rows == [(run.data.tags["fingerprint.hash"],)]
+    assert rows == [(run.data.tags[layout.TAG_HASH],)]
     [(count,)] = pg_query(
         team_postgres, "SELECT count(*) FROM metrics WHERE run_uuid = %s AND key = 'loss'", run_id
     )
@@ -126,10 +127,10 @@ def test_decorated_run_lands_in_postgres_and_its_artifacts_in_s3(
     keys = team_s3.list_keys(f"{run.info.experiment_id}/{run_id}/")
     fp_key = f"{run.info.experiment_id}/{run_id}/artifacts/fingerprint/fingerprint.json"
     assert fp_key in keys, keys
-    served = Path(client.download_artifacts(run_id, "fingerprint/fingerprint.json"))
+    served = Path(client.download_artifacts(run_id, layout.FINGERPRINT_ARTIFACT))
     assert team_s3.read(fp_key) == served.read_bytes()
     fp = Fingerprint.from_json(served.read_bytes())
-    assert fp.hashes["fingerprint"] == run.data.tags["fingerprint.hash"]
+    assert fp.hashes["fingerprint"] == run.data.tags[layout.TAG_HASH]
 
 
 def test_sync_uploads_a_run_spooled_while_the_team_server_was_down(
@@ -159,9 +160,9 @@ def test_sync_uploads_a_run_spooled_while_the_team_server_was_down(
     client = MlflowClient(team_uri)
     run = run_named(client, experiment_name, "offline")
     assert exactly_once_problems(client, run.info.run_id, {"loss": logged}) == []
-    assert run.data.tags["fingerprint.seed"] == "3"
-    prefix = f"{run.info.experiment_id}/{run.info.run_id}/artifacts/fingerprint/"
-    assert f"{prefix}fingerprint.json" in team_s3.list_keys(prefix)
+    assert run.data.tags[layout.TAG_SEED] == "3"
+    prefix = f"{run.info.experiment_id}/{run.info.run_id}/artifacts/{layout.ARTIFACT_DIR}/"
+    assert f"{prefix}{layout.FINGERPRINT_FILE}" in team_s3.list_keys(prefix)
     assert not any(spool_dir.iterdir())
 
 
@@ -269,7 +270,7 @@ def test_direct_s3_upload_when_the_server_does_not_proxy_artifacts(
         assert run.info.artifact_uri.startswith(f"s3://{team_s3.bucket}/direct/")
         key = (
             f"direct/{run.info.experiment_id}/{run.info.run_id}/artifacts/"
-            "fingerprint/fingerprint.json"
+            f"{layout.FINGERPRINT_ARTIFACT}"
         )
         assert key in team_s3.list_keys("direct/")
         assert exactly_once_problems(client, run.info.run_id, {"loss": logged}) == []

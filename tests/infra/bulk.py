@@ -24,6 +24,8 @@ from typing import Any
 
 import requests
 
+from mlflow_fingerprint import layout
+
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "fingerprints" / "cpu.json"
 API = "/api/2.0/mlflow"
 HASH_KEYS = ("fingerprint", "env", "numerics", "recipe")
@@ -55,23 +57,23 @@ def run_tags(record: Mapping[str, Any], seed: int) -> dict[str, str]:
     """The ``fingerprint.*`` tags DESIGN.md lists, for a :func:`record_with_hashes` record."""
     h = record["hashes"]
     return {
-        "fingerprint.hash": h["fingerprint"],
-        "fingerprint.hash.env": h["env"],
-        "fingerprint.hash.numerics": h["numerics"],
-        "fingerprint.hash.recipe": h["recipe"],
-        "fingerprint.gpu": "none",
-        "fingerprint.driver": "none",
-        "fingerprint.cuda": "none",
-        "fingerprint.cudnn": "none",
-        "fingerprint.torch": str(record.get("torch", {}).get("version", "unknown")),
-        "fingerprint.tf32": "n/a",
-        "fingerprint.deterministic": "true",
-        "fingerprint.seed": str(seed),
-        "fingerprint.num_workers": "0",
-        "fingerprint.batch_size": "64",
-        "fingerprint.git.commit": fake_hash("commit") * 2 + fake_hash("c2")[:8],
-        "fingerprint.git.dirty": "false",
-        "fingerprint.schema": str(record.get("schema_version", 1)),
+        layout.TAG_HASH: h["fingerprint"],
+        layout.TAG_HASH_ENV: h["env"],
+        layout.TAG_HASH_NUMERICS: h["numerics"],
+        layout.TAG_HASH_RECIPE: h["recipe"],
+        layout.TAG_GPU: "none",
+        layout.TAG_DRIVER: "none",
+        layout.TAG_CUDA: "none",
+        layout.TAG_CUDNN: "none",
+        layout.TAG_TORCH: str(record.get("torch", {}).get("version", "unknown")),
+        layout.TAG_TF32: "n/a",
+        layout.TAG_DETERMINISTIC: "true",
+        layout.TAG_SEED: str(seed),
+        layout.TAG_NUM_WORKERS: "0",
+        layout.TAG_BATCH_SIZE: "64",
+        layout.TAG_GIT_COMMIT: fake_hash("commit") * 2 + fake_hash("c2")[:8],
+        layout.TAG_GIT_DIRTY: "false",
+        layout.TAG_SCHEMA: str(record.get("schema_version", 1)),
     }
 
 
@@ -209,6 +211,6 @@ def attach_fingerprint(tracking_uri: str, run_id: str, record: Mapping[str, Any]
     from mlflow import MlflowClient
 
     with tempfile.TemporaryDirectory(prefix="mfp-bulk-") as tmp:
-        path = Path(tmp) / "fingerprint.json"
+        path = Path(tmp) / layout.FINGERPRINT_FILE
         path.write_text(json.dumps(record, indent=2))
-        MlflowClient(tracking_uri).log_artifact(run_id, str(path), "fingerprint")
+        MlflowClient(tracking_uri).log_artifact(run_id, str(path), layout.ARTIFACT_DIR)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from .. import layout
 from ..errors import ResolveError
 from ..tracking import store as tracking
 from .report import RunRef
@@ -58,7 +59,7 @@ class FindResult:
 
 def hash_of(tags: Mapping[str, str], record: Mapping[str, Any], same: str) -> str | None:
     """The run's hash from its tag (what the search matches), else from its record."""
-    value = tags.get(tracking.HASH_TAGS[same])
+    value = tags.get(layout.HASH_TAGS[HASH_KEYS[same]])
     if value:
         return value
     hashes = record.get("hashes")
@@ -106,7 +107,7 @@ def find(
             if experiment
             else all_experiment_ids(mlflow_client)
         )
-        tag = tracking.HASH_TAGS[same]
+        tag = layout.HASH_TAGS[HASH_KEYS[same]]
         runs = tracking.search_all_runs(
             mlflow_client, ids, f"tags.`{tag}` = {tracking.quote(value)}", max_results + 1
         )
@@ -116,7 +117,7 @@ def find(
             r.info.run_name,
             str(r.info.experiment_id),
             _started(r),
-            r.data.tags.get(tracking.SEED_TAG),
+            r.data.tags.get(layout.TAG_SEED),
         )
         for r in runs
         if r.info.run_id != found.ref.run_id

@@ -12,6 +12,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .. import layout
 from ..tracking import store as tracking
 from .report import MetricComparison, Spread
 from .resolve import Resolved
@@ -22,10 +23,10 @@ MAX_CANDIDATES = 500
 
 def _hashes(side: Resolved) -> tuple[str, str] | None:
     hashes = side.record.get("hashes")
-    env = side.tags.get(tracking.HASH_TAGS["env"]) or (
+    env = side.tags.get(layout.HASH_TAGS["env"]) or (
         hashes.get("env") if isinstance(hashes, Mapping) else None
     )
-    numerics = side.tags.get(tracking.HASH_TAGS["numerics"]) or (
+    numerics = side.tags.get(layout.HASH_TAGS["numerics"]) or (
         hashes.get("numerics") if isinstance(hashes, Mapping) else None
     )
     return (env, numerics) if env and numerics else None
@@ -40,13 +41,13 @@ def find_replicates(
         return []
     env, numerics = hashes
     query = (
-        f"tags.`{tracking.HASH_TAGS['env']}` = {tracking.quote(env)} and "
-        f"tags.`{tracking.HASH_TAGS['numerics']}` = {tracking.quote(numerics)}"
+        f"tags.`{layout.HASH_TAGS['env']}` = {tracking.quote(env)} and "
+        f"tags.`{layout.HASH_TAGS['numerics']}` = {tracking.quote(numerics)}"
     )
     runs = tracking.search_all_runs(mlflow_client, experiment_ids, query, MAX_CANDIDATES)
     by_seed: dict[str, Any] = {}
     for run in runs:  # newest first
-        seed = run.data.tags.get(tracking.SEED_TAG)
+        seed = run.data.tags.get(layout.TAG_SEED)
         if run.info.run_id not in exclude and seed is not None:
             by_seed.setdefault(seed, run)
     return list(by_seed.values())

@@ -16,6 +16,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from .. import layout
 from ..errors import ResolveError
 from ..model.fingerprint import SCHEMA_VERSION, Fingerprint, FingerprintError
 from ..model.schema import migrate
@@ -134,13 +135,13 @@ def download_record(
 ) -> tuple[dict[str, Any], tuple[str, ...]]:
     with tempfile.TemporaryDirectory(prefix="mfp-") as tmp:
         try:
-            local = mlflow_client.download_artifacts(run_id, tracking.FINGERPRINT_ARTIFACT, tmp)
+            local = mlflow_client.download_artifacts(run_id, layout.FINGERPRINT_ARTIFACT, tmp)
             data = Path(local).read_bytes()
         except Exception as exc:
             if isinstance(exc, OSError) or tracking.is_not_found(exc) or "not exist" in str(exc):
                 raise ResolveError(
                     f"run {run_id} ({ref}) has no fingerprint: artifact "
-                    f"{tracking.FINGERPRINT_ARTIFACT} is missing; was it run with "
+                    f"{layout.FINGERPRINT_ARTIFACT} is missing; was it run with "
                     "mlflow-fingerprint?"
                 ) from None
             raise ResolveError(

@@ -23,6 +23,7 @@ try:
 except ImportError:  # the older distribution name
     from pytorch_lightning.callbacks import Callback  # type: ignore[no-redef]
 
+from .. import layout
 from ..model.fingerprint import Fingerprint
 from ..tracking.uploader import FingerprintWarning
 from . import _record
@@ -62,7 +63,7 @@ class FingerprintCallback(Callback):
             run_id = logger.run_id
             uri = getattr(logger, "_tracking_uri", None) or _mlflow_uri()
             tags = logger.experiment.get_run(run_id).data.tags
-            return run_id, uri, tags.get("fingerprint.spool_id")
+            return run_id, uri, tags.get(layout.TAG_SPOOL_ID)
         import mlflow
 
         active = mlflow.active_run()
@@ -71,7 +72,7 @@ class FingerprintCallback(Callback):
         return (
             active.info.run_id,
             mlflow.get_tracking_uri(),
-            active.data.tags.get("fingerprint.spool_id"),
+            active.data.tags.get(layout.TAG_SPOOL_ID),
         )
 
     def on_train_start(self, trainer: Any, pl_module: Any) -> None:
@@ -97,7 +98,7 @@ class FingerprintCallback(Callback):
             run_id, uri, spool_id = target
             _record.replace_provider_pending(spool_id, fp)
             self._writer = _record.record_into_run(
-                run_id, uri, fp, {"fingerprint.integration": "lightning"}, records
+                run_id, uri, fp, {layout.TAG_INTEGRATION: "lightning"}, records
             )
             self.run_id = run_id
         except Exception as exc:  # recording must never stop the fit

@@ -20,6 +20,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
+from .. import layout
 from ..model.fingerprint import Fingerprint
 from ..tracking.uploader import FingerprintWarning
 from . import _record
@@ -90,12 +91,12 @@ class FingerprintTrainerCallback(TrainerCallback):
             )
             return
         run_id = active.info.run_id
-        _record.replace_provider_pending(active.data.tags.get("fingerprint.spool_id"), fp)
+        _record.replace_provider_pending(active.data.tags.get(layout.TAG_SPOOL_ID), fp)
         self._writer = _record.record_into_run(
             run_id,
             mlflow.get_tracking_uri(),
             fp,
-            {"fingerprint.integration": "transformers"},
+            {layout.TAG_INTEGRATION: "transformers"},
             records,
         )
         self.run_id = run_id

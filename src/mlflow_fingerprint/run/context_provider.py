@@ -79,9 +79,9 @@ class FingerprintRunContextProvider(RunContextProvider):
     def tags(self) -> dict[str, str]:
         import mlflow
 
+        from .. import layout
         from ..capture import RunInfo, capture
         from ..redact import secret_env_values
-        from ..tracking.client import SPOOL_ID_TAG
         from ..tracking.spool import spool_root
         from ..tracking.tags import fingerprint_tags
 
@@ -91,7 +91,7 @@ class FingerprintRunContextProvider(RunContextProvider):
             uuid.uuid4().hex, fp, secrets, mlflow.get_tracking_uri(), spool_root(), time.monotonic()
         )
         _submit(pending)
-        return {**fingerprint_tags(fp, secrets), SPOOL_ID_TAG: pending.spool_id}
+        return {**fingerprint_tags(fp, secrets), layout.TAG_SPOOL_ID: pending.spool_id}
 
 
 def _submit(pending: _Pending) -> None:

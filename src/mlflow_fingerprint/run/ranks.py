@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from .. import layout
 from ..errors import HeterogeneousJobWarning
 from ..model.fingerprint import Fingerprint, get_path
 from ..model.hashing import compute_hashes
@@ -31,7 +32,6 @@ from ..tracking import tags as tagging
 GATHER_TIMEOUT_S = float(os.environ.get("MLFLOW_FINGERPRINT_GATHER_TIMEOUT", "120"))
 ENV_VARS = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 METRICS_MODES = ("rank0", "per_rank", "mean")
-PREFIX = "fingerprint.distributed."
 
 # Per-rank facts whose distinctness across ranks breaks the reproducibility of the all-reduce.
 HETEROGENEITY: dict[str, str] = {
@@ -257,15 +257,15 @@ def job_tags(fp: Fingerprint) -> dict[str, str]:
     if not isinstance(world, int) or world <= 1:
         return {}
     out = {
-        "fingerprint.world_size": str(world),
-        PREFIX + "backend": str(get_path(record, "distributed.backend")),
+        layout.TAG_WORLD_SIZE: str(world),
+        layout.TAG_DISTRIBUTED_BACKEND: str(get_path(record, "distributed.backend")),
     }
     counts = get_path(record, "distributed.distinct")
     if isinstance(counts, Mapping):
         for key, n in counts.items():
-            out[f"{PREFIX}distinct_{key}"] = str(n)
-        out[PREFIX + "heterogeneous"] = str(bool(get_path(record, "distributed.heterogeneous")))
-        out[PREFIX + "heterogeneous"] = out[PREFIX + "heterogeneous"].lower()
+            out[layout.distinct_tag(key)] = str(n)
+        heterogeneous = bool(get_path(record, "distributed.heterogeneous"))
+        out[layout.TAG_DISTRIBUTED_HETEROGENEOUS] = str(heterogeneous).lower()
     return out
 
 
@@ -278,11 +278,11 @@ def rank_artifacts(
     items = []
     for i, record in enumerate(records):
         rank = get_path(record, "distributed.rank")
-        name = f"rank-{rank if isinstance(rank, int) else i}.json"
+        name = layout.rank_file(rank if isinstance(rank, int) else i)
         text = Fingerprint.from_dict(record).to_json()
         items.append(
             tagging.artifact(
-                "fingerprint/ranks", name, lambda t=text: redact_text(t, secrets).encode()
+                layout.RANKS_DIR, name, lambda t=text: redact_text(t, secrets).encode()
             )
         )
     return items

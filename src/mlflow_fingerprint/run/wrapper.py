@@ -26,6 +26,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
 
+from .. import layout
 from ..capture import RunInfo, capture
 from ..capture.context import DeterminismRequest
 from ..capture.seeds import rng_state_digests
@@ -302,8 +303,6 @@ class FingerprintRun:
         from mlflow.tracking import fluent
         from mlflow.tracking.context.registry import resolve_tags
 
-        from ..tracking.client import SPOOL_ID_TAG
-
         o = self.options
         active = mlflow.active_run()
         outer = metrics.CURRENT[-1] if metrics.CURRENT else None
@@ -319,9 +318,9 @@ class FingerprintRun:
             }
         user_tags = tagging.safe_tags(o.tags, self._secrets)
         run_name = o.run_name or fresh_run_name()
-        own = {SPOOL_ID_TAG: spool_id, "mlflow.runName": run_name}
+        own = {layout.TAG_SPOOL_ID: spool_id, layout.MLFLOW_RUN_NAME: run_name}
         if active is not None:
-            own["mlflow.parentRunId"] = active.info.run_id
+            own[layout.MLFLOW_PARENT_RUN_ID] = active.info.run_id
         with _provider_off():
             resolved = resolve_tags(
                 {
@@ -432,12 +431,12 @@ class FingerprintRun:
         if fp.hashes.get("fingerprint") != self._start_fp.hashes.get("fingerprint"):
             # train() changed something after the start: keep what the run started with too.
             writer.record(
-                *tagging.fingerprint_artifact(
-                    self._start_fp, self._secrets, "fingerprint.start.json"
-                )
+                *tagging.fingerprint_artifact(self._start_fp, self._secrets, layout.START_FILE)
             )
         writer.record(
-            *tagging.artifact("fingerprint", "run.json", lambda: _json(self._wrapper_record()))
+            *tagging.artifact(
+                layout.ARTIFACT_DIR, layout.RUN_FILE, lambda: _json(self._wrapper_record())
+            )
         )
         status = "FINISHED"
         if isinstance(exc, KeyboardInterrupt):
@@ -448,7 +447,9 @@ class FingerprintRun:
             secrets = self._secrets
             writer.record(
                 *tagging.artifact(
-                    "fingerprint", "traceback.txt", lambda: redact_text(text, secrets).encode()
+                    layout.ARTIFACT_DIR,
+                    layout.TRACEBACK_FILE,
+                    lambda: redact_text(text, secrets).encode(),
                 )
             )
         if not self._joined:

@@ -27,6 +27,7 @@ from mlflow.entities import Metric, Param, RunTag
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
+from .. import layout
 from ..capture.reading import first_line
 from ..errors import Rejected, Unreachable
 from ..redact import strip_url_credentials
@@ -35,7 +36,6 @@ T = TypeVar("T")
 
 THREAD_PREFIX = "mfp-"
 PROBE_TIMEOUT_S = 2.0
-SPOOL_ID_TAG = "fingerprint.spool_id"
 # MLflow's per-request limits (mlflow/utils/validation.py).
 MAX_METRICS_PER_BATCH = 1000
 MAX_PARAMS_TAGS_PER_BATCH = 100
@@ -203,7 +203,7 @@ def find_in_process(spool_id: str) -> str | None:
     and has not ended: a scan of MLflow's in-memory run stacks, no request."""
     for stack in _fluent_stacks():
         for run in list(stack):
-            if run.data.tags.get(SPOOL_ID_TAG) == spool_id:
+            if run.data.tags.get(layout.TAG_SPOOL_ID) == spool_id:
                 return run.info.run_id
     return None
 
@@ -215,7 +215,7 @@ def search_run(c: MlflowClient, spool_id: str) -> str | None:
         runs = call(
             c.search_runs,
             list(part),
-            filter_string=f"tags.`{SPOOL_ID_TAG}` = '{spool_id}'",
+            filter_string=f"tags.`{layout.TAG_SPOOL_ID}` = '{spool_id}'",
             max_results=1,
         )
         if runs:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import layout
 from ..compare.report import Report
 from ..compare.resolve import find_run_by_name, run_id_of
 from ..errors import ResolveError
 from . import store as tracking
-
-REPORT_DIR = "fingerprint/diff"
 
 
 def target_run_id(ref: str, tracking_uri: str | None, experiment: str | None) -> tuple[Any, str]:
@@ -35,7 +34,7 @@ def artifact_name(report: Report, extension: str) -> str:
     def short(ref: Any) -> str:
         return (ref.run_id or ref.ref.rsplit("/", 1)[-1].removesuffix(".json"))[:12]
 
-    return f"{REPORT_DIR}/{short(report.a)}_vs_{short(report.b)}.{extension}"
+    return layout.report_artifact(short(report.a), short(report.b), extension)
 
 
 def log_report(mlflow_client: Any, run_id: str, report: Report, text: str, extension: str) -> str:

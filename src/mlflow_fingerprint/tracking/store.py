@@ -13,15 +13,6 @@ from typing import Any
 
 from ..errors import ResolveError
 
-FINGERPRINT_ARTIFACT = "fingerprint/fingerprint.json"
-HASH_TAGS = {
-    "all": "fingerprint.hash",
-    "env": "fingerprint.hash.env",
-    "numerics": "fingerprint.hash.numerics",
-    "recipe": "fingerprint.hash.recipe",
-}
-SEED_TAG = "fingerprint.seed"
-
 
 def shown(uri: str) -> str:
     """A tracking URI as it may appear in a message: without the credentials it may carry."""

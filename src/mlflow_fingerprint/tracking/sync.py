@@ -21,12 +21,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .. import layout
 from . import client as io
 from . import liveness
 from .spool import Spool, encode
-
-ENDED_BY_TAG = "fingerprint.ended_by"
-END_REASON_TAG = "fingerprint.end_reason"
 
 
 @dataclass(frozen=True)
@@ -194,7 +192,7 @@ def end_as_killed(spool: Spool, state: Unended) -> None:
     """Append the end a dead writer could not write; the next replay uploads it."""
     spool.drop_torn_tail()
     reason = f"its writer never ended it: {state.writer.why}"
-    tags = {ENDED_BY_TAG: "sync", END_REASON_TAG: reason}
+    tags = {layout.TAG_ENDED_BY: "sync", layout.TAG_END_REASON: reason}
     spool.append(
         [
             encode({"e": "tags", "tags": tags}),

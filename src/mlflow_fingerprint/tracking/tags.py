@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .. import layout
 from ..model.fingerprint import Fingerprint, get_path, is_unavailable
 from ..present.summary import (
     deterministic_text,
@@ -24,7 +25,6 @@ from ..redact import redact_text
 MAX_KEY = 250
 MAX_TAG_VALUE = 8000
 MAX_PARAM_VALUE = 6000
-PREFIX = "fingerprint."
 
 Record = Mapping[str, Any]
 
@@ -55,28 +55,25 @@ def fingerprint_tags(fp: Fingerprint | Record, secrets: set[str]) -> dict[str, s
     """The UI tags of DESIGN.md ("MLflow layout of a run") for one fingerprint."""
     record = fp.to_dict() if isinstance(fp, Fingerprint) else fp
     hashes = record.get("hashes") or {}
-    tags = {
-        "hash": hashes.get("fingerprint", "unavailable"),
-        "hash.env": hashes.get("env", "unavailable"),
-        "hash.numerics": hashes.get("numerics", "unavailable"),
-        "hash.recipe": hashes.get("recipe", "unavailable"),
-        "gpu": gpu_text(record),
-        "driver": _driver(record),
-        "cuda": _field(record, "cuda.torch_built_with"),
-        "cudnn": _field(record, "cuda.cudnn_version"),
-        "device": _field(record, "cuda.computed_on"),
-        "torch": _field(record, "torch.version"),
-        "tf32": tf32_text(record),
-        "deterministic": deterministic_text(record),
-        "seed": seed_text(record),
-        "num_workers": loaders_value(record, "num_workers"),
-        "batch_size": loaders_value(record, "batch_size"),
-        "git.commit": _field(record, "git.commit"),
-        "git.dirty": _git_dirty(record),
-        "schema": str(record.get("schema_version", "unavailable")),
-        "stage": str(get_path(record, "data.captured_at_stage") or "capture"),
+    tags = {tag: hashes.get(name, "unavailable") for name, tag in layout.HASH_TAGS.items()}
+    tags |= {
+        layout.TAG_GPU: gpu_text(record),
+        layout.TAG_DRIVER: _driver(record),
+        layout.TAG_CUDA: _field(record, "cuda.torch_built_with"),
+        layout.TAG_CUDNN: _field(record, "cuda.cudnn_version"),
+        layout.TAG_DEVICE: _field(record, "cuda.computed_on"),
+        layout.TAG_TORCH: _field(record, "torch.version"),
+        layout.TAG_TF32: tf32_text(record),
+        layout.TAG_DETERMINISTIC: deterministic_text(record),
+        layout.TAG_SEED: seed_text(record),
+        layout.TAG_NUM_WORKERS: loaders_value(record, "num_workers"),
+        layout.TAG_BATCH_SIZE: loaders_value(record, "batch_size"),
+        layout.TAG_GIT_COMMIT: _field(record, "git.commit"),
+        layout.TAG_GIT_DIRTY: _git_dirty(record),
+        layout.TAG_SCHEMA: str(record.get("schema_version", "unavailable")),
+        layout.TAG_STAGE: str(get_path(record, "data.captured_at_stage") or "capture"),
     }
-    return safe_tags({PREFIX + key: value for key, value in tags.items()}, secrets)
+    return safe_tags(tags, secrets)
 
 
 def safe_tags(
@@ -93,13 +90,16 @@ def run_params(fp: Fingerprint | Record, secrets: set[str]) -> dict[str, str]:
     """``batch_size``, ``num_workers`` and ``seed``, each only when known."""
     record = fp.to_dict() if isinstance(fp, Fingerprint) else fp
     params: dict[str, Any] = {}
-    for key in ("batch_size", "num_workers"):
-        value = loaders_value(record, key)
+    for param, field in (
+        (layout.PARAM_BATCH_SIZE, "batch_size"),
+        (layout.PARAM_NUM_WORKERS, "num_workers"),
+    ):
+        value = loaders_value(record, field)
         if value not in ("unknown", "None"):
-            params[key] = value
+            params[param] = value
     seed = get_path(record, "seeds.requested")
     if seed is not None:
-        params["seed"] = seed
+        params[layout.PARAM_SEED] = seed
     return safe_tags(params, secrets, limit=MAX_PARAM_VALUE)
 
 
@@ -109,13 +109,13 @@ Artifact = tuple[dict[str, Any], Callable[[], bytes]]
 def artifact(path: str, name: str, data: Callable[[], bytes]) -> Artifact:
     """A spool artifact record and a producer of its content (run on the spool thread, so
     serialising and redacting never costs the caller)."""
-    return {"e": "artifact", "file": f"{path}/{name}", "path": path}, data
+    return {"e": layout.EVENT_ARTIFACT, "file": f"{path}/{name}", "path": path}, data
 
 
 def fingerprint_artifact(
-    fp: Fingerprint, secrets: set[str], name: str = "fingerprint.json"
+    fp: Fingerprint, secrets: set[str], name: str = layout.FINGERPRINT_FILE
 ) -> Artifact:
-    return artifact("fingerprint", name, lambda: redact_text(fp.to_json(), secrets).encode())
+    return artifact(layout.ARTIFACT_DIR, name, lambda: redact_text(fp.to_json(), secrets).encode())
 
 
 def _git_diff(record: Record, secrets: set[str]) -> bytes:
@@ -138,7 +138,9 @@ def side_artifacts(fp: Fingerprint, secrets: set[str]) -> list[Artifact]:
     packages = get_path(record, "packages.distributions")
     if isinstance(packages, Mapping):
         text = "".join(f"{name}=={version}\n" for name, version in packages.items())
-        items.append(artifact("fingerprint", "packages.txt", lambda: text.encode()))
+        items.append(artifact(layout.ARTIFACT_DIR, layout.PACKAGES_FILE, lambda: text.encode()))
     if get_path(record, "git.dirty") is True:
-        items.append(artifact("fingerprint", "git.diff", lambda: _git_diff(record, secrets)))
+        items.append(
+            artifact(layout.ARTIFACT_DIR, layout.GIT_DIFF_FILE, lambda: _git_diff(record, secrets))
+        )
     return items

@@ -1,0 +1,124 @@
+"""Every name mlflow-fingerprint writes into MLflow or its spool: tags, artifact paths, params,
+the MLflow system tags it sets, and the kinds of spool events.
+
+Why one place: these names are an agreement between the writer (the decorator, the callbacks,
+the context provider, ``fingerprint sync``) and the readers (``fingerprint find``, the replicate
+search, ``diff`` of stored runs). When each side spelled them, renaming a tag on the writing side
+silently broke ``find`` and the replicate search: the store simply matched nothing. A test
+(tests/test_layout.py) fails when a ``fingerprint.`` or ``fingerprint/`` literal appears anywhere
+else.
+
+The values are stored in users' MLflow runs: changing one makes older runs invisible to the
+readers. Add names; do not rename them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Final, Literal, get_args
+
+# --- Run tags, readable in the MLflow UI run table (DESIGN.md, "MLflow layout of a run") ---------
+TAG_PREFIX: Final = "fingerprint."
+TAG_HASH: Final = "fingerprint.hash"
+TAG_HASH_ENV: Final = "fingerprint.hash.env"
+TAG_HASH_NUMERICS: Final = "fingerprint.hash.numerics"
+TAG_HASH_RECIPE: Final = "fingerprint.hash.recipe"
+TAG_GPU: Final = "fingerprint.gpu"
+TAG_DRIVER: Final = "fingerprint.driver"
+TAG_CUDA: Final = "fingerprint.cuda"
+TAG_CUDNN: Final = "fingerprint.cudnn"
+TAG_DEVICE: Final = "fingerprint.device"
+TAG_TORCH: Final = "fingerprint.torch"
+TAG_TF32: Final = "fingerprint.tf32"
+TAG_DETERMINISTIC: Final = "fingerprint.deterministic"
+TAG_SEED: Final = "fingerprint.seed"
+TAG_NUM_WORKERS: Final = "fingerprint.num_workers"
+TAG_BATCH_SIZE: Final = "fingerprint.batch_size"
+TAG_GIT_COMMIT: Final = "fingerprint.git.commit"
+TAG_GIT_DIRTY: Final = "fingerprint.git.dirty"
+TAG_SCHEMA: Final = "fingerprint.schema"
+TAG_STAGE: Final = "fingerprint.stage"
+
+# The tag holding each of the record's ``hashes`` (the key is the name in ``hashes``).
+HASH_TAGS: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "fingerprint": TAG_HASH,
+        "env": TAG_HASH_ENV,
+        "numerics": TAG_HASH_NUMERICS,
+        "recipe": TAG_HASH_RECIPE,
+    }
+)
+
+# --- Bookkeeping tags: which spool fed the run, who recorded it, who ended it -------------------
+TAG_SPOOL_ID: Final = "fingerprint.spool_id"
+TAG_INTEGRATION: Final = "fingerprint.integration"
+TAG_ENDED_BY: Final = "fingerprint.ended_by"
+TAG_END_REASON: Final = "fingerprint.end_reason"
+
+# --- Distributed jobs (one run for the whole job, written by rank 0) ----------------------------
+TAG_WORLD_SIZE: Final = "fingerprint.world_size"
+DISTRIBUTED_TAG_PREFIX: Final = "fingerprint.distributed."
+TAG_DISTRIBUTED_BACKEND: Final = "fingerprint.distributed.backend"
+TAG_DISTRIBUTED_HETEROGENEOUS: Final = "fingerprint.distributed.heterogeneous"
+
+
+def distinct_tag(fact: str) -> str:
+    """``fingerprint.distributed.distinct_<fact>``: how many distinct values of a per-rank fact
+    (``gpu_models``, ``drivers``, ``torch_versions``, ``numerics``) the job's ranks hold."""
+    return f"{DISTRIBUTED_TAG_PREFIX}distinct_{fact}"
+
+
+# --- Artifacts: a folder of the run, and the files in it ----------------------------------------
+ARTIFACT_DIR: Final = "fingerprint"
+FINGERPRINT_FILE: Final = "fingerprint.json"
+START_FILE: Final = "fingerprint.start.json"  # the start's record, when train() changed it
+PACKAGES_FILE: Final = "packages.txt"
+GIT_DIFF_FILE: Final = "git.diff"
+RUN_FILE: Final = "run.json"  # the decorator's options and outcome
+TRACEBACK_FILE: Final = "traceback.txt"
+
+FINGERPRINT_ARTIFACT: Final = "fingerprint/fingerprint.json"
+START_ARTIFACT: Final = "fingerprint/fingerprint.start.json"
+PACKAGES_ARTIFACT: Final = "fingerprint/packages.txt"
+GIT_DIFF_ARTIFACT: Final = "fingerprint/git.diff"
+RUN_ARTIFACT: Final = "fingerprint/run.json"
+TRACEBACK_ARTIFACT: Final = "fingerprint/traceback.txt"
+
+RANKS_DIR: Final = "fingerprint/ranks"  # every rank's whole fingerprint, one file per rank
+REPORT_DIR: Final = "fingerprint/diff"  # ``fingerprint diff --log-to RUN`` reports
+
+
+def rank_file(rank: int) -> str:
+    """The file name of rank ``rank``'s fingerprint in ``RANKS_DIR``."""
+    return f"rank-{rank}.json"
+
+
+def rank_artifact(rank: int) -> str:
+    """The artifact path of rank ``rank``'s fingerprint."""
+    return f"{RANKS_DIR}/{rank_file(rank)}"
+
+
+def report_artifact(a: str, b: str, extension: str) -> str:
+    """The artifact path of a diff report of runs (or files) ``a`` and ``b``."""
+    return f"{REPORT_DIR}/{a}_vs_{b}.{extension}"
+
+
+# --- Params, each logged only when known -------------------------------------------------------
+PARAM_BATCH_SIZE: Final = "batch_size"
+PARAM_NUM_WORKERS: Final = "num_workers"
+PARAM_SEED: Final = "seed"
+
+# --- MLflow's own system tags that the decorator sets when it creates a run ---------------------
+MLFLOW_RUN_NAME: Final = "mlflow.runName"
+MLFLOW_PARENT_RUN_ID: Final = "mlflow.parentRunId"
+
+# --- Spool events: the kind of each line of a spool (its ``"e"`` field) -------------------------
+EventKind = Literal["start", "tags", "params", "m", "artifact", "end"]
+EVENT_START: Final = "start"  # the run to create or join
+EVENT_TAGS: Final = "tags"
+EVENT_PARAMS: Final = "params"
+EVENT_METRIC: Final = "m"  # one metric value; short, since a spool holds millions of them
+EVENT_ARTIFACT: Final = "artifact"
+EVENT_END: Final = "end"  # the run's status and end time
+EVENT_KINDS: Final[tuple[EventKind, ...]] = get_args(EventKind)
