@@ -122,7 +122,10 @@ def test_markdown_and_html_outputs(capsys, tmp_path, store, runs):
     assert out == ""
     assert "<script" not in html
     assert "<link" not in html
-    assert re.findall(r"https?://[^\"]+", html) == ["http://www.w3.org/2000/svg"]  # one chart
+    link = r'<a href="(https://[^"]+)">\1</a>'
+    assert re.findall(link, html), "each rule's public page is a link a reader can open"
+    # Besides those links, nothing external: no stylesheet, script or image to fetch.
+    assert re.findall(r"https?://[^\"]+", re.sub(link, "", html)) == ["http://www.w3.org/2000/svg"]
     assert html.count("<polyline") == 2  # A's and B's loss curves
     assert "<circle" not in html  # acc was logged once per run: a table row, not a lone dot
     assert "<h3>loss</h3>" in html

@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
-from mlflow_fingerprint import diff
+import mlflow_fingerprint
+from mlflow_fingerprint import diff, knowledge
+from mlflow_fingerprint.audit import Finding, audit
+from mlflow_fingerprint.compare import citations
+from mlflow_fingerprint.compare.conditions import Outcome
 from mlflow_fingerprint.compare.fields import FieldChange
-from mlflow_fingerprint.compare.rules import EFFECTS, RULES, classify
-from test_compare_support import SHARED, cpu_record, edit, gpu_record, seeded
+from mlflow_fingerprint.compare.report import Difference, Report, RunRef
+from mlflow_fingerprint.compare.rules import EFFECTS, RULES, Rule, Source, classify
+from mlflow_fingerprint.compare.rules import gpu as gpu_rules
+from test_compare_support import cpu_record, edit, gpu_record, seeded
+
+KB_ROWS = knowledge.rows()
+rules_package = sys.modules["mlflow_fingerprint.compare.rules"]
 
 
 def effect_of(report, field):
@@ -19,7 +34,7 @@ def effect_of(report, field):
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.pattern)
-def test_rule_is_well_formed_and_cites_a_real_row(rule):
+def test_rule_is_well_formed_and_cites_what_a_user_can_open(rule):
     assert rule.effect in EFFECTS
     assert 1 <= rule.prior <= 3
     text = rule.explanation
@@ -27,10 +42,26 @@ def test_rule_is_well_formed_and_cites_a_real_row(rule):
     assert "\n" not in text
     assert text == text.strip()
     assert len(re.findall(r"[.!?](\s|$)", text)) == 1, "one sentence"
-    cited = SHARED / rule.source.file
-    if not SHARED.is_dir():
-        pytest.skip("../shared is not beside this checkout")
-    assert rule.source.row in cited.read_text(), f"{rule.source} does not cite a real row"
+    source = rule.source
+    assert source.url or source.kb
+    if source.url is not None:
+        parts = urlsplit(source.url)
+        assert (parts.scheme, bool(parts.netloc)) == ("https", True), source.url
+        assert not re.search(r"\s", source.url)
+    if source.kb is not None:
+        assert source.kb in KB_ROWS, f"{source.kb!r} is no row of the shipped knowledge base"
+    assert "../shared" not in str(source)
+    assert "../shared" not in text
+
+
+def test_every_knowledge_base_row_a_source_names_exists_in_the_shipped_file():
+    """Also the fallback's source, and the enablers' and audit's citations."""
+    cited = [v for v in vars(citations).values() if isinstance(v, Source)]
+    assert cited
+    for source in cited:
+        assert source.kb is None or source.kb in KB_ROWS, source
+    shipped = Path(knowledge.__file__).with_name(knowledge.DETERMINISM)
+    assert shipped.is_file(), "the knowledge base sits beside its reader, as in the wheel"
 
 
 def test_rule_patterns_are_unique():
@@ -340,3 +371,100 @@ def test_inductor_setting_from_its_variable_is_the_variable_difference():
     report = diff(a, b)
     assert effect_of(report, "determinism.inductor.max_autotune").effect == "none"
     assert effect_of(report, "determinism.env.TORCHINDUCTOR_MAX_AUTOTUNE").effect == "numerics"
+
+
+TYPO_MODULE = """
+from mlflow_fingerprint.compare import citations
+from mlflow_fingerprint.compare.rules.base import Rule
+
+RULES = (Rule("numerics.new_flag", "numeric", "A typo.", citations.TORCH, priority=5),)
+"""
+
+
+def test_a_rule_with_an_unknown_effect_fails_when_its_module_is_imported(tmp_path):
+    """A subject module with a misspelt effect never loads, so no diff can meet it."""
+    (tmp_path / "typo_rules.py").write_text(TYPO_MODULE)
+    package_root = Path(mlflow_fingerprint.__file__).parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(package_root)])}
+    done = subprocess.run(
+        [sys.executable, "-c", "import typo_rules"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines()[-1] == (
+        "ValueError: unknown effect of rule 'numerics.new_flag' 'numeric': "
+        "expected one of recipe, randomness, numerics, none"
+    )
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (
+            lambda: Rule("torch.x", "numeric", "A typo.", citations.TORCH, priority=1),
+            "unknown effect of rule 'torch.x' 'numeric'",
+        ),
+        (
+            lambda: Rule("torch.x", "numerics", "Fine.", citations.TORCH, prior=4, priority=1),
+            "prior of rule 'torch.x' must be 1, 2 or 3",
+        ),
+        (lambda: Rule("torch..x", "none", "Fine.", citations.TORCH, priority=1), "empty segment"),
+        (lambda: Outcome("Numerics", "Case matters."), "unknown effect 'Numerics'"),
+        (
+            lambda: Difference("torch.x", 1, 2, "recipes", "A typo.", "", 1),
+            "unknown effect 'recipes'",
+        ),
+        (
+            lambda: Report("explaned", RunRef("a"), RunRef("b")),
+            "unknown verdict 'explaned': expected one of same_results, explained,",
+        ),
+        (lambda: RunRef("a", kind="files"), "unknown reference kind 'files'"),
+        (
+            lambda: Finding("seeds", "severe", "randomness", "f", "fix", "s"),
+            "unknown severity 'severe'",
+        ),
+        (lambda: Source("http://example.org/doc"), "well-formed https URL"),
+        (lambda: Source("https://docs.pytorch.org/a page"), "well-formed https URL"),
+        (lambda: Source(), "needs a url, a knowledge-base row or both"),
+    ],
+)
+def test_records_refuse_an_unknown_word_when_built(build, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        build()
+
+
+def test_the_same_words_build_records_whose_json_is_the_plain_word():
+    difference = Difference("torch.x", 1, 2, "numerics", "Why.", str(citations.TORCH), 1)
+    report = Report("explained", RunRef("a"), RunRef("b", kind="file"), (difference,))
+    assert json.loads(json.dumps(report.to_dict()))["differences"][0]["effect"] == "numerics"
+    assert report.to_dict()["verdict"] == "explained"
+
+
+def test_a_pattern_two_subjects_both_claim_fails_the_collection(monkeypatch):
+    monkeypatch.setattr(rules_package, "SUBJECTS", (*rules_package.SUBJECTS, gpu_rules))
+    with pytest.raises(ValueError, match=r"rule pattern used twice: gpu\.cuda_driver_version"):
+        rules_package._collect()
+
+
+def test_rules_are_ordered_by_their_explicit_priority():
+    priorities = [rule.priority for rule in RULES]
+    assert priorities == sorted(priorities)
+    assert len(set(priorities)) == len(priorities)
+    by_subject = {rule.pattern for subject in rules_package.SUBJECTS for rule in subject.RULES}
+    assert by_subject == {rule.pattern for rule in RULES}
+
+
+def test_no_report_or_audit_cites_a_path_outside_the_package():
+    """Every source a reader sees is a public page or the knowledge base shipped in the wheel."""
+    report = diff(cpu_record(), gpu_record("a100"))
+    text = json.dumps(report.to_dict(include_none=True))
+    assert report.differences
+    assert "../shared" not in text
+    assert all(
+        d.source.startswith("https://") or knowledge.SHOWN_AS in d.source
+        for d in report.differences
+    )
+    assert "../shared" not in json.dumps(audit(cpu_record()).to_dict())

@@ -21,7 +21,6 @@ from mlflow_fingerprint.model.hashing import compute_hashes
 
 TESTS = Path(__file__).parent
 FIXTURES = TESTS / "fixtures"
-SHARED = TESTS.parent.parent / "shared"
 
 TAGS = {
     layout.TAG_HASH: "fingerprint",

@@ -34,6 +34,7 @@ from mlflow_fingerprint.capture.nvml_replay import (
     record_readings,
 )
 from mlflow_fingerprint.model.fingerprint import is_unavailable
+from mlflow_fingerprint.present.summary import gpu_summary
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gpus"
 
@@ -373,7 +374,7 @@ def test_capture_with_h100_replay() -> None:
     assert fp.get("gpu.devices.0.compute_capability") == "9.0"
     assert fp.get("gpu.devices.0.sm_count") == 132
     assert fp.get("gpu.driver_version") == "580.159.04"
-    assert gpu.gpu_summary(fp["gpu"]) == "NVIDIA H100 80GB HBM3 x1 (Hopper, sm_90)"
+    assert gpu_summary(fp["gpu"]) == "NVIDIA H100 80GB HBM3 x1 (Hopper, sm_90)"
 
 
 def test_capture_with_h100_vs_h200_changes_the_env_hash() -> None:
@@ -565,13 +566,13 @@ def test_summary_of_mixed_models() -> None:
     h100 = recording("h100.json")["devices"][0]
     l4 = recording("l4.json")["devices"][0]
     rec = {**recording("h100.json"), "devices": [h100, h100, l4]}
-    assert gpu.gpu_summary(probe_recording(rec)) == (
+    assert gpu_summary(probe_recording(rec)) == (
         "NVIDIA H100 80GB HBM3 x2 (Hopper, sm_90) + NVIDIA L4 x1 (Ada, sm_89)"
     )
 
 
 def test_summary_marks_mig() -> None:
-    assert gpu.gpu_summary(probe_fixture("a100_mig.json")) == (
+    assert gpu_summary(probe_fixture("a100_mig.json")) == (
         "NVIDIA A100-SXM4-80GB x1 (Ampere, sm_80, MIG)"
     )
 
@@ -585,7 +586,7 @@ def test_summary_marks_mig() -> None:
     ],
 )
 def test_summary_is_none_without_a_readable_gpu(section: dict[str, Any]) -> None:
-    assert gpu.gpu_summary(section) == "none"
+    assert gpu_summary(section) == "none"
 
 
 @pytest.mark.parametrize(

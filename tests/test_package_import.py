@@ -90,3 +90,31 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
     assert not hasattr(mfp, "no_such_name")
     with pytest.raises(ImportError, match="no_such_name"):
         exec("from mlflow_fingerprint import no_such_name", {})
+
+
+HEAVY = (
+    "sorted(m for m in sys.modules if m.startswith('mlflow_fingerprint.capture')"
+    " or m.split('.')[0] in ('torch', 'mlflow'))"
+)
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "mlflow_fingerprint.compare.report",
+        "mlflow_fingerprint.present.text",
+        "mlflow_fingerprint.present.html",
+        "mlflow_fingerprint.present.markdown",
+        "mlflow_fingerprint.present.summary",
+        "mlflow_fingerprint.compare.rules",
+    ],
+)
+def test_the_report_and_its_renderers_load_no_probe_nor_torch_nor_mlflow(module: str) -> None:
+    """The renderers need one dataclass; loading it must not pay for the capture probes."""
+    assert python(f"import sys, {module}\nprint({HEAVY})") == "[]"
+
+
+def test_the_probe_check_sees_a_probe_when_one_is_loaded() -> None:
+    """The check above can fail: importing the capture package lists its probes."""
+    out = python(f"import sys, mlflow_fingerprint.capture.gpu\nprint({HEAVY})")
+    assert "'mlflow_fingerprint.capture.gpu'" in out

@@ -1,10 +1,10 @@
 """``audit``: what in an environment threatens reproducibility, worst first, with the fix for each.
 
-It walks the seeds' checklist (``../shared/seeds/004_*``: seeds, cudnn.benchmark, deterministic
-algorithms, CUBLAS_WORKSPACE_CONFIG, DataLoader worker seeding) plus PYTHONHASHSEED, TF32 and
-thread counts, over a fingerprint: by default this process's, or a run's, where the seed and the
-DataLoaders are known. Each check reads the same facts the comparator's rules do, so a threat
-flagged here is one ``fingerprint diff`` would name.
+It walks the common reproducibility checklist (seeds, cudnn.benchmark, deterministic algorithms,
+CUBLAS_WORKSPACE_CONFIG, DataLoader worker seeding) plus PYTHONHASHSEED, TF32 and thread counts,
+over a fingerprint: by default this process's, or a run's, where the seed and the DataLoaders are
+known. Each check reads the same facts the comparator's rules do, so a threat flagged here is one
+``fingerprint diff`` would name.
 """
 
 from __future__ import annotations
@@ -13,21 +13,27 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .compare import citations as cite
 from .compare import facts
+from .model import vocabulary
 from .model.fingerprint import Fingerprint, get_path
+from .model.vocabulary import Effect, Severity
 
-SEVERITY = {"high": 0, "medium": 1, "low": 2}
-KB = "../shared/reference/determinism_kb.md (a): "
+SEVERITY: dict[Severity, int] = {"high": 0, "medium": 1, "low": 2}
 
 
 @dataclass(frozen=True)
 class Finding:
     check: str
-    severity: str  # high, medium, low
-    effect: str  # the comparator's effect class of what this lets vary
+    severity: Severity
+    effect: Effect  # the comparator's effect class of what this lets vary
     finding: str
     fix: str
-    source: str
+    source: str  # a ``compare.citations`` Source, as the comparator's reports print it
+
+    def __post_init__(self) -> None:
+        vocabulary.check(self.severity, vocabulary.SEVERITIES, "severity")
+        vocabulary.check(self.effect, vocabulary.EFFECTS, "effect")
 
     def to_dict(self) -> dict[str, str]:
         return {
@@ -62,7 +68,7 @@ def seeds(r: Record) -> Finding | str:
         "randomness",
         "No seed was set: initial weights, data order and dropout change every run.",
         "Call mfp.seed_everything(0) first thing, or use @mfp.fingerprinted(seed=0).",
-        KB + "`torch.initial_seed()` differs",
+        str(cite.SEED),
     )
 
 
@@ -77,7 +83,7 @@ def pythonhashseed(r: Record) -> Finding | str:
         "randomness",
         "PYTHONHASHSEED is unset: the iteration order of sets of strings changes every run.",
         "export PYTHONHASHSEED=0 before Python starts.",
-        KB + "PYTHONHASHSEED",
+        str(cite.PYTHONHASHSEED),
     )
 
 
@@ -92,7 +98,7 @@ def cudnn_benchmark(r: Record) -> Finding | str:
         "numerics",
         "cudnn.benchmark is on: cuDNN may pick a different convolution algorithm every run.",
         "torch.backends.cudnn.benchmark = False",
-        KB + "`cudnn.benchmark`",
+        str(cite.CUDNN_BENCHMARK),
     )
 
 
@@ -106,7 +112,7 @@ def deterministic(r: Record) -> Finding | str:
             "numerics",
             "Deterministic algorithms are warn-only: nondeterministic kernels still run.",
             "torch.use_deterministic_algorithms(True)",
-            KB + "`use_deterministic_algorithms` / `warn_only`",
+            str(cite.DETERMINISTIC),
         )
     if facts.gpu_run(r):
         return Finding(
@@ -116,7 +122,7 @@ def deterministic(r: Record) -> Finding | str:
             "Deterministic algorithms are off on a GPU: kernels that add with atomics "
             "sum in a different order every run.",
             "torch.use_deterministic_algorithms(True); torch.backends.cudnn.deterministic = True",
-            KB + "`use_deterministic_algorithms` / `warn_only`",
+            str(cite.DETERMINISTIC),
         )
     return Finding(
         "deterministic_algorithms",
@@ -125,7 +131,7 @@ def deterministic(r: Record) -> Finding | str:
         "Deterministic algorithms are off; on CPU almost every kernel is deterministic "
         "anyway, but a GPU run would not be.",
         "torch.use_deterministic_algorithms(True)",
-        KB + "`use_deterministic_algorithms` / `warn_only`",
+        str(cite.DETERMINISTIC),
     )
 
 
@@ -144,7 +150,7 @@ def cublas_workspace(r: Record) -> Finding | str:
         "CUBLAS_WORKSPACE_CONFIG is unset: before torch 2.10 cuBLAS picks "
         "its workspaces nondeterministically (and deterministic mode raises).",
         "export CUBLAS_WORKSPACE_CONFIG=:4096:8",
-        KB + "CUBLAS_WORKSPACE_CONFIG",
+        str(cite.CUBLAS_WORKSPACE),
     )
 
 
@@ -163,8 +169,7 @@ def tf32(r: Record) -> Finding | str:
         'torch.backends.cuda.matmul.fp32_precision = "ieee"; '
         'torch.backends.cudnn.conv.fp32_precision = "ieee" (before torch 2.9: '
         "allow_tf32 = False)",
-        KB + "Matmul TF32 (`matmul.allow_tf32` / `float32_matmul_precision` / "
-        "`cuda.matmul.fp32_precision`)",
+        str(cite.MATMUL_TF32),
     )
 
 
@@ -186,7 +191,7 @@ def worker_seeding(r: Record) -> Finding | str:
         f"DataLoader {', '.join(map(str, unseeded))} uses worker processes without a "
         "seeded generator: random augmentation differs every run.",
         "DataLoader(..., generator=torch.Generator().manual_seed(0), worker_init_fn=seed_worker)",
-        KB + "DataLoader `generator`, `worker_init_fn`, `persistent_workers`, `in_order`",
+        str(cite.LOADER),
     )
 
 
@@ -202,7 +207,7 @@ def threads(r: Record) -> Finding | str:
         f"The CPU thread count ({count}) follows this machine's cores; on another "
         "machine CPU sums split differently.",
         "export OMP_NUM_THREADS=N (or torch.set_num_threads(N)) with a fixed N",
-        KB + "`torch.get_num_threads` / OMP_NUM_THREADS / MKL_NUM_THREADS",
+        str(cite.THREADS),
     )
 
 
@@ -215,7 +220,7 @@ def git_dirty(r: Record) -> Finding | str:
         "recipe",
         "The working tree has uncommitted changes: the commit does not hold the code that runs.",
         "Commit before training.",
-        "../shared/DESIGN.md: code change, dirty tree",
+        str(cite.CODE),
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model.fingerprint import is_unavailable
+from ..model.precision import normalise_precision
 from .context import ProbeContext
 from .reading import _MISSING, attr, env_values, read, safe, torch_missing
 
@@ -36,19 +37,6 @@ LEGACY_TF32: dict[str, str] = {
     "mkldnn_conv": "backends.mkldnn.allow_tf32",
     "mkldnn_rnn": "backends.mkldnn.allow_tf32",
 }
-
-
-def normalise_precision(value: Any) -> Any:
-    """One spelling per meaning: 'highest'/False/'none' all mean 'ieee'; True/'high' mean 'tf32'."""
-    if value is True:
-        return "tf32"
-    if value is False or value is None:
-        return "ieee"
-    if isinstance(value, str):
-        return {"none": "ieee", "highest": "ieee", "high": "tf32", "medium": "tf32"}.get(
-            value.lower(), value.lower()
-        )
-    return value
 
 
 def resolve_precision(torch: Any, node: str) -> Any:

@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model.fingerprint import get_path, is_unavailable
+from ..model.missing import MISSING
+from ..model.vocabulary import EFFECTS, Effect, check
 from . import facts
-from .fields import MISSING, FieldChange
+from .fields import FieldChange
 
 Record = Mapping[str, Any]
 
@@ -26,9 +28,12 @@ class Context:
 
 @dataclass(frozen=True)
 class Outcome:
-    effect: str
+    effect: Effect
     explanation: str
     prior: int | None = None  # None: keep the rule's
+
+    def __post_init__(self) -> None:
+        check(self.effect, EFFECTS, "effect")
 
 
 Condition = Callable[[Context], "Outcome | None"]
@@ -267,8 +272,9 @@ def _changed_loaders(ctx: Context) -> list[Mapping[str, Any]]:
 
 def num_workers(ctx: Context) -> Outcome | None:
     """num_workers changes random streams only when workers draw random numbers; the sample order
-    is the sampler's, drawn in the main process (determinism_kb.md (a), ``num_workers``). Not so
-    for an IterableDataset or ``in_order=False``, where the workers decide what comes when."""
+    is the sampler's, drawn in the main process (knowledge/determinism.md (a), ``num_workers``).
+    Not so for an IterableDataset or ``in_order=False``, where the workers decide what comes
+    when."""
     loaders = _changed_loaders(ctx)
     if any(loader.get("sampler") == ITERABLE_SAMPLER for loader in loaders):
         return Outcome(

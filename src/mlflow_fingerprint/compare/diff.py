@@ -10,6 +10,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from ..model.vocabulary import Verdict
 from .enablers import find_enablers
 from .fields import field_changes
 from .ranking import rank
@@ -21,7 +22,7 @@ def verdict_of(
     metrics: Sequence[MetricComparison],
     differences: Sequence[Difference],
     enablers: Sequence[Enabler],
-) -> str:
+) -> Verdict:
     if not metrics:
         return "no_metrics"
     if all(m.equal for m in metrics):

@@ -13,28 +13,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..capture.numerics import normalise_precision
 from ..model.fingerprint import is_unavailable
-
-
-class _Missing:
-    """The value of a field one record does not have at all."""
-
-    _instance: _Missing | None = None
-
-    def __new__(cls) -> _Missing:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-    def __bool__(self) -> bool:
-        return False
-
-
-MISSING: Any = _Missing()
+from ..model.missing import MISSING
+from ..model.precision import normalise_precision
 
 # Top-level keys that describe the record, not the run; compared separately (schema_version) or
 # not at all (hashes are derived from the fields that are compared).

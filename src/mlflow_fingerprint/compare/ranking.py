@@ -3,7 +3,7 @@
 A recipe or randomness difference changes the trajectory outright, so it outranks a numerics one
 (last-bit differences that grow); those outrank fields that change nothing. Inside a class, a
 field only one run recorded comes after fields both recorded, then the rule's prior decides, then
-the rule's position in ``RULES``, then the field path, so the order is stable from run to run.
+the rule's ``priority``, then the field path, so the order is stable from run to run.
 """
 
 from __future__ import annotations
@@ -12,11 +12,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..model.fingerprint import is_unavailable
-from .fields import MISSING, FieldChange
+from ..model.missing import MISSING
+from ..model.vocabulary import Effect
+from .fields import FieldChange
 from .report import Difference
 from .rules import Classification, classify
 
-TIER = {"recipe": 0, "randomness": 0, "numerics": 1, "none": 2}
+TIER: dict[Effect, int] = {"recipe": 0, "randomness": 0, "numerics": 1, "none": 2}
 UNKNOWN_NOTE = "Only one run recorded this field, so it may not really differ. "
 
 
@@ -35,7 +37,7 @@ def rank(
             TIER[item[1].effect],
             unknown_side(item[0]),
             -item[1].prior,
-            item[1].order,
+            item[1].priority,
             item[0].path,
         )
     )

@@ -12,7 +12,16 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .fields import MISSING
+from ..model.missing import MISSING
+from ..model.vocabulary import (
+    EFFECTS,
+    REF_KINDS,
+    VERDICTS,
+    Effect,
+    RefKind,
+    Verdict,
+    check,
+)
 
 EXIT_SAME = 0
 EXIT_DIFFER = 1
@@ -24,9 +33,12 @@ class RunRef:
 
     ref: str
     run_id: str | None = None
-    kind: str = "run"  # "run" (MLflow), "file" (fingerprint JSON) or "object" (in-process)
+    kind: RefKind = "run"  # "run" (MLflow), "file" (fingerprint JSON) or "object" (in-process)
     name: str | None = None
     experiment_id: str | None = None
+
+    def __post_init__(self) -> None:
+        check(self.kind, REF_KINDS, "reference kind")
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"ref": self.ref, "run_id": self.run_id, "kind": self.kind}
@@ -62,10 +74,13 @@ class Difference:
     field: str
     a: Any
     b: Any
-    effect: str
+    effect: Effect
     explanation: str
     source: str
     rank: int
+
+    def __post_init__(self) -> None:
+        check(self.effect, EFFECTS, "effect")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -155,7 +170,7 @@ class MetricComparison:
 
 @dataclass(frozen=True)
 class Report:
-    verdict: str
+    verdict: Verdict
     a: RunRef
     b: RunRef
     differences: tuple[Difference, ...] = ()
@@ -164,6 +179,9 @@ class Report:
     notes: tuple[str, ...] = ()
     atol: float = 0.0
     rtol: float = 0.0
+
+    def __post_init__(self) -> None:
+        check(self.verdict, VERDICTS, "verdict")
 
     @property
     def effective_differences(self) -> tuple[Difference, ...]:

@@ -5,12 +5,20 @@ from __future__ import annotations
 import json
 
 from ..compare.report import Report
+from ..model.vocabulary import OUTPUT_FORMATS, OutputFormat
 
-FORMATS = ("text", "json", "markdown", "html")
-EXTENSIONS = {"text": "txt", "json": "json", "markdown": "md", "html": "html"}
+FORMATS = OUTPUT_FORMATS
+EXTENSIONS: dict[OutputFormat, str] = {
+    "text": "txt",
+    "json": "json",
+    "markdown": "md",
+    "html": "html",
+}
 
 
-def render(report: Report, fmt: str, include_none: bool = False, rich: bool = False) -> str:
+def render(
+    report: Report, fmt: OutputFormat, include_none: bool = False, rich: bool = False
+) -> str:
     """``report`` in ``fmt``; ``rich`` picks coloured tables for text on a terminal."""
     if fmt == "json":
         return json.dumps(report.to_dict(include_none), indent=2, default=str) + "\n"

@@ -6,9 +6,9 @@ import json
 import math
 from typing import Any
 
-from ..compare.fields import MISSING
 from ..compare.report import MetricComparison, Report
 from ..model.fingerprint import is_unavailable
+from ..model.missing import MISSING
 
 MAX_VALUE_CHARS = 60
 

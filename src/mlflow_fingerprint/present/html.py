@@ -39,6 +39,15 @@ def _code(text: str) -> str:
     return f"<code>{escape(text)}</code>"
 
 
+def _source(text: str) -> str:
+    """A rule's citation with its public pages as links (opened by the reader, never fetched)."""
+    parts = text.split("; ")
+    return "; ".join(
+        f'<a href="{escape(p)}">{escape(p)}</a>' if p.startswith("https://") else escape(p)
+        for p in parts
+    )
+
+
 def _has_history(metric: MetricComparison) -> bool:
     """A curve is worth drawing only where a run logged the metric at more than one step; a
     final value (``val_error``, ``steps``) is read better in the table than as a lone dot."""
@@ -94,7 +103,7 @@ def render(report: Report, include_none: bool = False) -> str:
                         _code(common.value_text(d.b)),
                         f'<span class="effect-{escape(d.effect)}">{escape(d.effect)}</span>',
                         escape(d.explanation),
-                        escape(d.source),
+                        _source(d.source),
                     )
                     for d in shown
                 ],

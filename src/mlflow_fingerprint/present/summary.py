@@ -6,13 +6,51 @@ words appear in ``fingerprint capture``, ``fingerprint show`` and the MLflow run
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..capture.gpu import gpu_summary
 from ..model.fingerprint import Fingerprint, get_path, is_unavailable
 
 Record = Mapping[str, Any]
+
+
+def _device_label(device: Any) -> tuple[str, str]:
+    if not isinstance(device, Mapping) or is_unavailable(device):
+        return "unknown GPU", ""
+    name = device.get("name")
+    details = [device.get("architecture")]
+    capability = device.get("compute_capability")
+    if isinstance(capability, str):
+        details.append("sm_" + capability.replace(".", ""))
+    if device.get("mig_mode") == "enabled":
+        details.append("MIG")
+    return (
+        name if isinstance(name, str) else "unknown GPU",
+        ", ".join(d for d in details if isinstance(d, str)),
+    )
+
+
+def gpu_summary(section: Any) -> str:
+    """One line for a record's ``gpu`` section (the ``fingerprint.gpu`` tag):
+    ``NVIDIA H100 80GB HBM3 x1 (Hopper, sm_90)``, models joined with `` + ``, ``MIG`` added for a
+    partitioned GPU (its SMs are split), or ``none`` where there is no readable GPU.
+
+    Here rather than beside the GPU probe: it reads a record, so the summary (and whatever shows
+    a record) need not import the probes."""
+    if not isinstance(section, Mapping) or is_unavailable(section):
+        return "none"
+    devices = section.get("devices")
+    if not isinstance(devices, Sequence) or isinstance(devices, str):
+        return "none"
+    counts: dict[tuple[str, str], int] = {}
+    for device in devices:
+        label = _device_label(device)
+        counts[label] = counts.get(label, 0) + 1
+    parts = [
+        f"{name} x{n}" + (f" ({details})" if details else "")
+        for (name, details), n in counts.items()
+    ]
+    return " + ".join(parts) or "none"
 
 
 def value_text(value: Any) -> str:

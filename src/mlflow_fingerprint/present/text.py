@@ -11,6 +11,7 @@ import shutil
 from collections.abc import Sequence
 
 from ..compare.report import Report
+from ..model.vocabulary import Effect
 from . import common
 
 DIFF_HEADER = ("#", "field", "A", "B", "effect", "why")
@@ -81,7 +82,12 @@ def render_rich(report: Report, include_none: bool = False) -> str:
     from rich.console import Console
     from rich.table import Table
 
-    colours = {"recipe": "magenta", "randomness": "yellow", "numerics": "cyan", "none": "dim"}
+    colours: dict[Effect, str] = {
+        "recipe": "magenta",
+        "randomness": "yellow",
+        "numerics": "cyan",
+        "none": "dim",
+    }
     verdict_style = "green" if report.verdict == "same_results" else "bold red"
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=shutil.get_terminal_size().columns)

@@ -27,11 +27,11 @@ from .. import layout
 from ..errors import HeterogeneousJobWarning
 from ..model.fingerprint import Fingerprint, get_path
 from ..model.hashing import compute_hashes
+from ..model.vocabulary import METRICS_MODES, MetricsMode
 from ..tracking import tags as tagging
 
 GATHER_TIMEOUT_S = float(os.environ.get("MLFLOW_FINGERPRINT_GATHER_TIMEOUT", "120"))
 ENV_VARS = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
-METRICS_MODES = ("rank0", "per_rank", "mean")
 
 # Per-rank facts whose distinctness across ranks breaks the reproducibility of the all-reduce.
 HETEROGENEITY: dict[str, str] = {
@@ -296,10 +296,10 @@ def warn_if_heterogeneous(fp: Fingerprint) -> None:
         warnings.warn(message, HeterogeneousJobWarning, stacklevel=4)
 
 
-def metric_mode(value: str) -> str:
+def metric_mode(value: str) -> MetricsMode:
     if value not in METRICS_MODES:
         raise ValueError(f"metrics must be one of {', '.join(METRICS_MODES)}; got {value!r}")
-    return value
+    return value  # type: ignore[return-value]  # checked above
 
 
 class RankMetrics:
@@ -307,7 +307,7 @@ class RankMetrics:
     only; ``per_rank`` logs other ranks' values into rank 0's run as ``<name>/rank<i>``;
     ``mean`` logs the mean over ranks (a collective: every rank must log the same names)."""
 
-    def __init__(self, ranks: RankGroup, mode: str, writer: Any) -> None:
+    def __init__(self, ranks: RankGroup, mode: MetricsMode, writer: Any) -> None:
         self.ranks = ranks
         self.mode = mode
         self.writer = writer  # rank 0's run writer, or (per_rank) a writer into rank 0's run

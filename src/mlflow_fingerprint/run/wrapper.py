@@ -31,6 +31,7 @@ from ..capture import RunInfo, capture
 from ..capture.context import DeterminismRequest
 from ..capture.seeds import rng_state_digests
 from ..model.fingerprint import Fingerprint
+from ..model.vocabulary import MetricsMode
 from ..redact import redact_text, secret_env_values, strip_url_credentials
 from ..tracking import tags as tagging
 from ..tracking import uploader as metrics
@@ -97,7 +98,7 @@ class Options:
     nested: bool | None = None
     start_timeout_s: float | None = None
     flush_timeout_s: float = 30.0
-    metrics: str = "rank0"
+    metrics: MetricsMode = "rank0"
 
     def __post_init__(self) -> None:
         determinism_mode(self.deterministic)
@@ -537,7 +538,7 @@ def fingerprinted(
     nested: bool | None = None,
     start_timeout_s: float | None = None,
     flush_timeout_s: float = 30.0,
-    metrics: str = "rank0",
+    metrics: MetricsMode = "rank0",
 ) -> Any:
     """Record a training function (``@fingerprinted(...)``, or bare ``@fingerprinted``) or a block
     (``with fingerprinted(...) as run:``) as one MLflow run with its fingerprint.

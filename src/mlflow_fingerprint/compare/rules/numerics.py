@@ -1,0 +1,102 @@
+"""Flags that change arithmetic: TF32, reduced-precision reductions, oneDNN, SDPA backends.
+
+TF32 exists only from compute capability 8.0 (``conditions.tf32``), and the CUDA-only flags
+change nothing where no GPU computed (``conditions.gpu_only``).
+"""
+
+from __future__ import annotations
+
+from .. import citations as cite
+from .. import conditions as cond
+from .base import Rule
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "numerics.fp32_precision.cuda_matmul",
+        "numerics",
+        "TF32 matmuls round inputs to 10 mantissa bits: errors around 1e-3 instead of 1e-5.",
+        cite.MATMUL_TF32,
+        prior=3,
+        condition=cond.tf32,
+        priority=320,
+    ),
+    Rule(
+        "numerics.fp32_precision.cudnn_conv",
+        "numerics",
+        "TF32 convolutions round inputs to 10 mantissa bits, so conv results change.",
+        cite.CUDNN_TF32,
+        prior=3,
+        condition=cond.tf32,
+        priority=330,
+    ),
+    Rule(
+        "numerics.fp32_precision.cudnn_rnn",
+        "numerics",
+        "TF32 in cuDNN RNNs rounds inputs to 10 mantissa bits, so RNN results change.",
+        cite.CUDNN_TF32,
+        prior=3,
+        condition=cond.tf32,
+        priority=340,
+    ),
+    Rule(
+        "numerics.env.NVIDIA_TF32_OVERRIDE",
+        "numerics",
+        "NVIDIA_TF32_OVERRIDE=0 turns TF32 off in NVIDIA's libraries whatever torch asks for.",
+        cite.TF32_OVERRIDE,
+        prior=3,
+        condition=cond.tf32,
+        priority=350,
+    ),
+    Rule(
+        "numerics.env.TORCH_ALLOW_TF32_CUBLAS_OVERRIDE",
+        "numerics",
+        "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 turns TF32 matmuls on by default.",
+        cite.TF32_CUBLAS_OVERRIDE,
+        prior=3,
+        condition=cond.tf32,
+        priority=360,
+    ),
+    Rule(
+        "numerics.fp32_precision",
+        "numerics",
+        "On CPU, oneDNN may compute fp32 work in bf16 or TF32, which changes results.",
+        cite.ONEDNN,
+        prior=2,
+        priority=600,
+    ),
+    Rule(
+        "numerics.reduced_precision_reduction",
+        "numerics",
+        "Half-precision (fp16/bf16) matmuls may keep partial sums in reduced precision.",
+        cite.REDUCED_PRECISION,
+        prior=2,
+        condition=cond.gpu_only,
+        priority=610,
+    ),
+    Rule(
+        "numerics.fp16_accumulation",
+        "numerics",
+        "Half-precision matmuls may accumulate in fp16.",
+        cite.FP16_ACCUMULATION,
+        prior=2,
+        condition=cond.gpu_only,
+        priority=620,
+    ),
+    Rule(
+        "numerics.sdpa",
+        "numerics",
+        "A different set of attention backends; they are never bit-equal to each other.",
+        cite.SDPA,
+        prior=2,
+        condition=cond.gpu_only,
+        priority=630,
+    ),
+    Rule(
+        "numerics.raw",
+        "none",
+        "A different spelling of the same TF32 setting; the resolved numerics.fp32_precision "
+        "fields carry the meaning.",
+        cite.MATMUL_TF32,
+        priority=870,
+    ),
+)

@@ -1,0 +1,84 @@
+"""The machine and interpreter around torch: CPU, OS, Python, other packages, the record format."""
+
+from __future__ import annotations
+
+from .. import citations as cite
+from .base import Rule
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "platform.cpu.isa_flags",
+        "numerics",
+        "A CPU with different instruction sets makes torch, MKL and oneDNN pick other kernels.",
+        cite.CPU_ISA,
+        prior=2,
+        priority=770,
+    ),
+    Rule(
+        "platform.cpu.model",
+        "numerics",
+        "A different CPU model can make MKL and oneDNN pick other kernels.",
+        cite.CPU_ISA,
+        prior=1,
+        priority=780,
+    ),
+    Rule(
+        "platform.machine",
+        "numerics",
+        "A different CPU architecture (x86_64 vs aarch64) runs different kernels altogether.",
+        cite.CPU_ISA,
+        prior=2,
+        priority=790,
+    ),
+    Rule(
+        "python.version",
+        "numerics",
+        "A different Python version; results have been seen to change with it.",
+        cite.PYTHON,
+        prior=1,
+        priority=800,
+    ),
+    Rule(
+        "python.implementation",
+        "numerics",
+        "A different Python implementation.",
+        cite.PYTHON,
+        prior=1,
+        priority=810,
+    ),
+    Rule(
+        "packages",
+        "none",
+        "A library that does not compute your tensors; check it if your training code calls it.",
+        cite.NOT_ARITHMETIC,
+        priority=1010,
+    ),
+    Rule(
+        "platform",
+        "none",
+        "The machine's name, OS, memory or container; not arithmetic.",
+        cite.NOT_ARITHMETIC,
+        priority=1190,
+    ),
+    Rule(
+        "platform.libc",
+        "none",
+        "The C library; torch's kernels do not call its maths functions.",
+        cite.NOT_ARITHMETIC,
+        priority=1200,
+    ),
+    Rule(
+        "python",
+        "none",
+        "How the interpreter was built or where it lives.",
+        cite.NOT_ARITHMETIC,
+        priority=1210,
+    ),
+    Rule(
+        "schema_version",
+        "none",
+        "The records come from different releases; fields new in one are absent in the other.",
+        cite.SCHEMA,
+        priority=1230,
+    ),
+)

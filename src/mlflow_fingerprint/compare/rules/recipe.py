@@ -1,0 +1,48 @@
+"""The code that ran: git commit, uncommitted changes; what else of the repository was recorded."""
+
+from __future__ import annotations
+
+from .. import citations as cite
+from .base import Rule
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "git.dirty",
+        "recipe",
+        "One run had uncommitted code changes, so the two did not run the same code.",
+        cite.CODE,
+        prior=3,
+        priority=50,
+    ),
+    Rule(
+        "git.commit",
+        "recipe",
+        "The runs used different commits of the code.",
+        cite.CODE,
+        prior=3,
+        priority=60,
+    ),
+    Rule(
+        "git.diff_digest",
+        "recipe",
+        "The uncommitted changes differ, so the code that ran differs.",
+        cite.CODE,
+        prior=2,
+        priority=70,
+    ),
+    Rule(
+        "git.changed_count",
+        "recipe",
+        "A different number of files had uncommitted changes.",
+        cite.CODE,
+        prior=1,
+        priority=80,
+    ),
+    Rule(
+        "git",
+        "none",
+        "Where the repository lives or which branch name pointed at the commit.",
+        cite.NOT_ARITHMETIC,
+        priority=1220,
+    ),
+)

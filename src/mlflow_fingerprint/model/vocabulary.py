@@ -1,0 +1,54 @@
+"""The domain words the package passes around, each a ``Literal`` and the tuple of its values.
+
+Literals rather than enums: the JSON contract, the tags and the renderers carry exactly these
+strings, and a ``str`` that *is* the word needs no conversion at any of those edges. A type checker
+catches a misspelt word where it is written; :func:`check` catches it at run time where a value
+enters a record (``Rule``, ``Difference``, ``Report``, ``Finding``, the wrapper's options), so a
+typo in a rule table fails when its module is imported, not in the middle of a diff.
+
+The words:
+
+- ``Effect``: what a field difference can do to the numbers (DESIGN.md, Comparator):
+  ``recipe`` a different training procedure; ``randomness`` a different random stream;
+  ``numerics`` the same math through other kernels, reduction order or precision; ``none``
+  recorded, but it does not change results.
+- ``Verdict``: what a diff concludes from the metrics and the differences.
+- ``MetricsMode``: what ``log_metrics`` does on the ranks of a distributed job.
+- ``Severity``: how badly an audit finding threatens reproducibility.
+- ``RefKind``: what a user's reference to a run resolved to.
+- ``OutputFormat``: what ``fingerprint diff --format`` renders a report as.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypeVar, get_args
+
+Effect = Literal["recipe", "randomness", "numerics", "none"]
+EFFECTS: tuple[Effect, ...] = get_args(Effect)
+
+Verdict = Literal["same_results", "explained", "nondeterministic", "unexplained", "no_metrics"]
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
+
+MetricsMode = Literal["rank0", "per_rank", "mean"]
+METRICS_MODES: tuple[MetricsMode, ...] = get_args(MetricsMode)
+
+Severity = Literal["high", "medium", "low"]
+SEVERITIES: tuple[Severity, ...] = get_args(Severity)
+
+RefKind = Literal["run", "file", "object"]
+REF_KINDS: tuple[RefKind, ...] = get_args(RefKind)
+
+OutputFormat = Literal["text", "json", "markdown", "html"]
+OUTPUT_FORMATS: tuple[OutputFormat, ...] = get_args(OutputFormat)
+
+Word = TypeVar("Word", bound=str)
+
+
+def check(value: object, allowed: tuple[Word, ...], what: str) -> Word:
+    """``value`` if it is one of ``allowed``; else a ValueError naming the word and the choices.
+
+    ValueError, not FingerprintError: a wrong word is a bug in the package (or in a caller's
+    argument), not a record a user handed in."""
+    if isinstance(value, str) and value in allowed:
+        return value  # type: ignore[return-value]
+    raise ValueError(f"unknown {what} {value!r}: expected one of {', '.join(allowed)}")
