@@ -124,6 +124,9 @@ def main() -> None:
 
         uri = args.tracking_uri or f"sqlite:///{workdir / 'mlflow.db'}"
         n = args.values
+        # MLflow's own logging (the sync and async baselines) goes to MLflow's tracking URI: the
+        # decorator's ``tracking_uri=`` is the run's alone and does not change it.
+        mlflow.set_tracking_uri(uri)
         with mfp.fingerprinted(experiment="bench-logging", tracking_uri=uri) as run:
             mlflow.log_metric("warm-up", 0.0)
             sync = bench_sync(n, n if args.full else args.sync_sample)

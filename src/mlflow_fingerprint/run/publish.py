@@ -48,13 +48,12 @@ def fingerprint_items(
     tags: bool,
     side: bool,
     rank_records: Sequence[Mapping[str, Any]] = (),
-    extra_tags: Mapping[str, Any] | None = None,
 ) -> list[Item]:
     """``fp`` as events: its tags (``tags``), ``fingerprint/fingerprint.json``, the side artifacts
     (``side``) and ``fingerprint/ranks/rank-<i>.json`` for each of ``rank_records``."""
     items: list[Item] = []
     if tags:
-        items.append((Tags(run_tags(fp, secrets, extra_tags)), None))
+        items.append((Tags(run_tags(fp, secrets)), None))
     items.append(tagging.fingerprint_artifact(fp, secrets))
     if side:
         items.extend(tagging.side_artifacts(fp, secrets))
@@ -69,10 +68,11 @@ def whole(
     rank_records: Sequence[Mapping[str, Any]] = (),
 ) -> list[Item]:
     """Everything of ``fp``, for a run that holds none of it yet (the trainer callbacks')."""
-    items = fingerprint_items(
-        fp, secrets, tags=True, side=True, rank_records=rank_records, extra_tags=extra_tags
-    )
-    return [items[0], params_item(fp, secrets), *items[1:]]
+    return [
+        (Tags(run_tags(fp, secrets, extra_tags)), None),
+        params_item(fp, secrets),
+        *fingerprint_items(fp, secrets, tags=False, side=True, rank_records=rank_records),
+    ]
 
 
 def to_writer(writer: RunWriter, items: Sequence[Item]) -> None:

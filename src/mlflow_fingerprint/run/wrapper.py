@@ -7,6 +7,11 @@ Because train() can still change flags, the fingerprint is captured again when t
 DataLoader starts iterating (on a background thread) and, if new loaders appeared since or none
 was iterated, at the end; the last capture is the run's fingerprint. Flags changed by
 ``deterministic=`` are restored when the run ends, as a context manager would.
+
+A run's state is its own: a writer built from its own tracking URI (MLflow's global URI and the
+environment are never changed), its place as the current run of the calling context while
+train() runs (``current``, where ``log_metrics`` looks), and what it writes into MLflow goes
+through the one publish path (``publish``) the trainer callbacks and the context provider take.
 """
 
 from __future__ import annotations
@@ -594,6 +599,13 @@ def fingerprinted(
     an outer ``fingerprinted`` run; True always nests, False always joins. A returned dict of
     numbers is logged as final metrics; the run ends FINISHED, FAILED (the exception is re-raised,
     its traceback kept as an artifact) or KILLED (KeyboardInterrupt).
+
+    ``tracking_uri``: the run's store (default: MLflow's tracking URI at the start of the run). It
+    is the run's alone: MLflow's tracking URI and the environment are left as they are, so two
+    runs in two threads may log to two stores. The run is made this thread's active MLflow run
+    (``mlflow.log_param`` inside train() lands in it) only where MLflow's URI is the run's; with
+    another store, a warning says that ``mlflow.log_*`` calls would go elsewhere. ``log_metrics``
+    (``mfp.log_metrics``) logs into the run of the calling context (see ``run.current``).
 
     ``start_timeout_s``: how long to wait for the run to be created before training goes on
     offline (default 5 s for a server, 120 s for a local store); ``flush_timeout_s``: how long the
