@@ -82,7 +82,7 @@ def test_secrets_never_reach_tags_params_or_the_artifact(
     text = produce().decode()
     assert SECRET not in json.dumps(tags) + json.dumps(params) + text
     assert tags["fingerprint.torch"] == "2.13.0+***"
-    assert record["file"] == "fingerprint/fingerprint.json"
+    assert record.file == "fingerprint/fingerprint.json"
     json.loads(text)  # still a JSON document
 
 

@@ -97,14 +97,15 @@ def _log_items(c: Any, run_id: str, kind: str, items: Mapping[str, str]) -> list
 Decoded = tuple[int, Event | BadEvent]  # (end offset, the event, or why the record is none)
 
 
+def _decoded_one(record: Mapping[str, Any]) -> Event | BadEvent:
+    try:
+        return decode(record)
+    except BadEvent as exc:
+        return exc
+
+
 def _decoded(spool: Spool, offset: int) -> list[Decoded]:
-    out: list[Decoded] = []
-    for end, record in spool.read_from(offset):
-        try:
-            out.append((end, decode(record)))
-        except BadEvent as exc:
-            out.append((end, exc))
-    return out
+    return [(end, _decoded_one(record)) for end, record in spool.read_from(offset)]
 
 
 def _metric_run(records: Sequence[Decoded], start: int) -> int:
@@ -130,8 +131,8 @@ def _send(c: Any, spool: Spool, run_id: str, event: Event) -> list[str]:
             io.log_artifact(c, run_id, str(spool.path / event.file), event.path)
         case End():
             io.set_terminated(c, run_id, event.status, event.end_time)
-        case _:
-            raise io.Rejected(f"a second start record ({event!r})")
+        case _:  # starts and metrics are replay's own
+            raise io.Rejected(f"a {event.kind!r} record cannot be sent on its own")
     return []
 
 
@@ -236,8 +237,8 @@ def end_as_killed(spool: Spool, state: Unended) -> None:
 def summary(spool: Spool) -> dict[str, Any]:
     """What a spool holds and what is still to upload, for ``fingerprint sync --dry-run``."""
     acked = spool.acked()
-    first = _decoded(spool, 0)[:1]
-    start = first[0][1] if first else None
+    first = next(iter(spool.read_from(0)), None)
+    start = _decoded_one(first[1]) if first is not None else None
     created = start if isinstance(start, CreateRun) else None
     joined = start.run_id if isinstance(start, JoinRun) else None
     pending = [event for _, event in _decoded(spool, acked.offset)]
