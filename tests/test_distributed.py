@@ -77,7 +77,7 @@ def test_single_process_fingerprint_has_no_job_tags(base: dict[str, Any]) -> Non
 def test_rank_artifacts_are_named_per_rank(base: dict[str, Any]) -> None:
     records = [_rank_record(base, r, 2) for r in range(2)]
     artifacts = ranks.rank_artifacts(records, set())
-    assert [a[0]["file"] for a in artifacts] == [
+    assert [a[0].file for a in artifacts] == [
         layout.rank_artifact(0),
         layout.rank_artifact(1),
     ]

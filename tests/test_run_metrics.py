@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -17,7 +18,8 @@ from mlflow.tracking import MlflowClient
 import mlflow_fingerprint as mfp
 from mlflow_fingerprint import layout
 from mlflow_fingerprint.cli.main import main as cli
-from mlflow_fingerprint.tracking import uploader as metrics
+from mlflow_fingerprint.run import current
+from mlflow_fingerprint.tracking.events import JoinRun
 from mlflow_fingerprint.tracking.spool import Spool
 from mlflow_fingerprint.tracking.uploader import FingerprintWarning, RunWriter
 
@@ -25,7 +27,7 @@ from mlflow_fingerprint.tracking.uploader import FingerprintWarning, RunWriter
 def open_writer(uri: str, root: Path) -> tuple[RunWriter, str]:
     run = MlflowClient().create_run(MlflowClient().create_experiment("writer"))
     writer = RunWriter(Spool.create(root), uri).start()
-    writer.record({"e": "start", "run_id": run.info.run_id})
+    writer.record(JoinRun(run.info.run_id))
     return writer, run.info.run_id
 
 
@@ -59,7 +61,7 @@ def test_bad_names_and_values_are_dropped_with_one_warning_each(
 
 
 def test_log_metrics_without_any_run_warns_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(metrics, "_warned_no_run", [])
+    monkeypatch.setattr(current, "_warned", threading.Event())
     assert mlflow.active_run() is None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

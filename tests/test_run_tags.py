@@ -83,7 +83,7 @@ def test_secrets_never_reach_tags_params_or_the_artifact(
     text = produce().decode()
     assert SECRET not in json.dumps(tags) + json.dumps(params) + text
     assert tags[layout.TAG_TORCH] == "2.13.0+***"
-    assert record["file"] == layout.FINGERPRINT_ARTIFACT
+    assert record.file == layout.FINGERPRINT_ARTIFACT
     json.loads(text)  # still a JSON document
 
 

@@ -10,6 +10,7 @@ The hierarchy, and what a caller does with each::
         └── ReplayError           an NVML recording that cannot be replayed
     Exception
     ├── UsageError                a bad command line or environment; one line, exit 2
+    ├── BadEvent                  a spool record that is no event: refused by the replay, skipped
     ├── Unreachable               the store did not answer (or answered 5xx): keep and retry later
     └── Rejected                  the store answered and refused: retrying cannot help
     UserWarning
@@ -41,6 +42,11 @@ class ReplayError(FingerprintError):
 
 class UsageError(Exception):
     """Bad input or an unreachable store at the command line: the message is the whole story."""
+
+
+class BadEvent(Exception):
+    """A spool record of an unknown kind or without the fields of its kind (damaged, or written
+    by a newer version): ``replay`` acknowledges it as refused instead of retrying for ever."""
 
 
 class Unreachable(Exception):

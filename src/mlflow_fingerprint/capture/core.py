@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextvars
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from typing import Any
 
 from ..model.fingerprint import SCHEMA_VERSION, Fingerprint, unavailable
 from ..model.hashing import compute_hashes
+from ..torch_import import load_torch
 from ..version import __version__
 from . import (
     cuda,
@@ -55,18 +55,6 @@ PROBES: dict[str, Probe] = {
 }
 
 DEFAULT_TIMEOUT_S = float(os.environ.get("MLFLOW_FINGERPRINT_PROBE_TIMEOUT", "10"))
-
-
-def _load_torch() -> tuple[Any, str | None]:
-    """torch if it is importable; the caller's own import is reused, never repeated."""
-    module = sys.modules.get("torch")
-    if module is not None:
-        return module, None
-    try:
-        import torch
-    except Exception as exc:  # ImportError, or a broken install raising anything at import
-        return None, f"torch is not importable ({type(exc).__name__}: {_first_line(exc)})"
-    return torch, None
 
 
 def _first_line(exc: BaseException) -> str:
@@ -115,7 +103,7 @@ def run_probes(
 def make_context(
     run: RunInfo | None = None, nvml: Any = None, cwd: Path | None = None
 ) -> ProbeContext:
-    torch, torch_error = _load_torch()
+    torch, torch_error = load_torch()  # safe from two threads at once
     nvml_module, nvml_error, nvml_source = load_nvml(nvml)
     return ProbeContext(
         torch=torch,

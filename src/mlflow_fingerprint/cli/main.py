@@ -120,8 +120,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.command:
         parser.print_help()
         return EXIT_BAD_INPUT
-    if getattr(args, "tracking_uri", None):
-        os.environ["MLFLOW_TRACKING_URI"] = args.tracking_uri
     module_name, func_name = HANDLERS[args.command].split(":")
     try:
         module = importlib.import_module(f"{__package__}.{module_name}")

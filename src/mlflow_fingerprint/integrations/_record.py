@@ -20,9 +20,8 @@ from ..capture import RunInfo, capture
 from ..capture.context import DeterminismRequest
 from ..model.fingerprint import Fingerprint
 from ..redact import secret_env_values
-from ..run import ranks
+from ..run import publish, ranks
 from ..run.loaders import describe
-from ..tracking import tags as tagging
 from ..tracking.uploader import FingerprintWarning
 
 
@@ -72,14 +71,10 @@ def capture_for_trainer(
 def replace_provider_pending(spool_id: str | None, fp: Fingerprint) -> None:
     """Make the context provider's queued start fingerprint for the run tagged ``spool_id`` this
     fuller one, so whichever of the two writes lands last, the run ends up with ``fp``."""
-    if not spool_id:
-        return
-    from ..run import context_provider as provider
+    if spool_id:
+        from ..run import context_provider
 
-    with provider._lock:
-        for pending in provider._pending:
-            if pending.spool_id == spool_id:
-                pending.fingerprint = fp
+        context_provider.supersede(spool_id, fp)
 
 
 def job_fingerprint(fp: Fingerprint) -> tuple[Fingerprint, list[dict[str, Any]]] | None:
@@ -117,20 +112,5 @@ def record_into_run(
     """Queue ``fp``'s tags (with the job tags of a merged one), params and artifacts for run
     ``run_id``, and ``rank_records`` as ``fingerprint/ranks/rank-<i>.json``; returns the run's
     writer (``writer.flush(timeout)`` waits until MLflow has them)."""
-    from ..tracking.uploader import writer_for_run
-
-    secrets = secret_env_values()
-    writer = writer_for_run(run_id, uri)
-    tags = {
-        **tagging.fingerprint_tags(fp, secrets),
-        **ranks.job_tags(fp),
-        **tagging.safe_tags(extra_tags or {}, secrets),
-    }
-    writer.record({"e": "tags", "tags": tags})
-    writer.record({"e": "params", "params": tagging.run_params(fp, secrets)})
-    writer.record(*tagging.fingerprint_artifact(fp, secrets))
-    for record, data in tagging.side_artifacts(fp, secrets):
-        writer.record(record, data)
-    for record, data in ranks.rank_artifacts(rank_records, secrets):
-        writer.record(record, data)
-    return writer
+    items = publish.whole(fp, secret_env_values(), extra_tags, rank_records)
+    return publish.to_run(run_id, uri, items)

@@ -4,7 +4,7 @@ helpers, the spool that survives tracking-server outages, and the run context pr
 Importing this package does not import mlflow: ``fingerprint --help`` must stay fast.
 """
 
-from ..tracking.uploader import log_metrics
+from .current import log_metrics
 from .seeding import dataloader_generator, seed_everything, seed_worker
 from .wrapper import fingerprinted
 

@@ -94,6 +94,16 @@ class FingerprintRunContextProvider(RunContextProvider):
         return {**fingerprint_tags(fp, secrets), layout.TAG_SPOOL_ID: pending.spool_id}
 
 
+def supersede(spool_id: str, fp: Any) -> None:
+    """Make the queued start fingerprint for the run tagged ``spool_id`` the fuller ``fp`` a
+    trainer callback captured, so whichever of the two writes lands last, the run ends up with
+    ``fp``. A no-op once it has been attached (the callback's write then comes after it)."""
+    with _lock:
+        for pending in _pending:
+            if pending.spool_id == spool_id:
+                pending.fingerprint = fp
+
+
 def _submit(pending: _Pending) -> None:
     with _lock:
         _pending.append(pending)
@@ -158,9 +168,7 @@ def _search(pending: _Pending) -> str | None:
 
 
 def _attach(pending: _Pending, run_id: str, final: bool) -> None:
-    from ..tracking.tags import fingerprint_artifact, side_artifacts
-    from ..tracking.uploader import send_to_run
+    from . import publish
 
-    fp, secrets = pending.fingerprint, pending.secrets
-    items = [fingerprint_artifact(fp, secrets), *side_artifacts(fp, secrets)]
-    send_to_run(run_id, pending.uri, items, pending.spool_root, at_exit=final)
+    items = publish.fingerprint_items(pending.fingerprint, pending.secrets, tags=False, side=True)
+    publish.to_run(run_id, pending.uri, items, root=pending.spool_root, at_exit=final)

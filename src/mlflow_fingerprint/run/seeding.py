@@ -8,24 +8,20 @@ from __future__ import annotations
 
 import os
 import random
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from ..torch_import import load_torch
 
 CUBLAS_WORKSPACE_CONFIG = ":4096:8"
 MAX_SEED = 2**32 - 1  # numpy's legacy generator takes seeds in [0, 2**32)
 
 
 def optional_torch() -> Any:
-    """torch, if it can be imported (the caller's import is reused), else None."""
-    if "torch" in sys.modules:
-        return sys.modules["torch"]
-    try:
-        import torch
-    except Exception:  # not installed, or a broken install: seed what we can
-        return None
-    return torch
+    """torch, if it can be imported (the caller's import is reused), else None: not installed, or
+    a broken install. Safe from several threads at once (see ``torch_import``)."""
+    return load_torch()[0]
 
 
 def _numpy() -> Any:

@@ -7,6 +7,11 @@ Because train() can still change flags, the fingerprint is captured again when t
 DataLoader starts iterating (on a background thread) and, if new loaders appeared since or none
 was iterated, at the end; the last capture is the run's fingerprint. Flags changed by
 ``deterministic=`` are restored when the run ends, as a context manager would.
+
+A run's state is its own: a writer built from its own tracking URI (MLflow's global URI and the
+environment are never changed), its place as the current run of the calling context while
+train() runs (``current``, where ``log_metrics`` looks), and what it writes into MLflow goes
+through the one publish path (``publish``) the trainer callbacks and the context provider take.
 """
 
 from __future__ import annotations
@@ -19,8 +24,8 @@ import random
 import threading
 import traceback
 import warnings
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -35,8 +40,9 @@ from ..model.vocabulary import MetricsMode
 from ..redact import redact_text, secret_env_values, strip_url_credentials
 from ..tracking import tags as tagging
 from ..tracking import uploader as metrics
+from ..tracking.events import CreateRun, End, JoinRun, Status
 from ..tracking.spool import open_spool
-from . import ranks
+from . import current, publish, ranks
 from .loaders import LoaderRecorder, find_loaders
 from .seeding import (
     Determinism,
@@ -135,29 +141,71 @@ def _final_metrics(result: Any) -> dict[str, float]:
     return {str(k): float(v) for k, v in result.items() if _is_number(v)}
 
 
+@dataclass(frozen=True)
+class _Prepared:
+    """What ``open`` did before recording anything: the loaders it watches, the determinism
+    switches (undone at the end) and the RNG state digests right after seeding."""
+
+    recorder: LoaderRecorder
+    determinism: Determinism
+    digests: dict[str, Any] | None
+
+
+@dataclass
+class _Recording:
+    """This process's side of the MLflow run: its writer (built from the run's own URI), the
+    secrets to redact, and how the run relates to MLflow's fluent API."""
+
+    writer: metrics.RunWriter
+    uri: str
+    secrets: set[str]
+    joined: bool  # logging into a run the user opened: its tags and end are the user's
+    start_fp: Fingerprint
+    attached: bool = False  # on this thread's fluent stack: mlflow.log_* inside train() land here
+
+
+@dataclass
+class _Captures:
+    """The fingerprints taken during the run: the last one is the run's (``publish``)."""
+
+    fingerprint: Fingerprint | None = None
+    published_loaders: int = 0
+    stages: list[dict[str, Any]] = field(default_factory=list)
+    recapture: threading.Thread | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@dataclass(frozen=True)
+class _Job:
+    """A torchrun job: this rank, where its ``log_metrics`` go, and (``per_rank`` on a non-zero
+    rank) its writer into rank 0's run."""
+
+    ranks: ranks.RankGroup
+    sink: ranks.RankMetrics
+    follower_writer: metrics.RunWriter | None = None
+
+
 class FingerprintRun:
     """One open run: what ``with fingerprinted(...) as run`` gives (``run.run_id``,
     ``run.fingerprint``, ``run.log_metrics``, ``run.flush``)."""
 
     def __init__(self, options: Options, loaders: list[Any]) -> None:
         self.options = options
-        self.fingerprint: Fingerprint | None = None
-        self._initial_loaders = loaders
-        self._writer: metrics.RunWriter | None = None
-        self._recorder: LoaderRecorder | None = None
-        self._determinism = Determinism("off", ())
-        self._digests: dict[str, Any] | None = None
-        self._secrets: set[str] = set()
-        self._joined = False
-        self._attached = False
-        self._start_fp: Fingerprint | None = None
-        self._published_loaders = 0
-        self._recapture: threading.Thread | None = None
-        self._captures: list[dict[str, Any]] = []
-        self._publish_lock = threading.Lock()
-        self._ranks: ranks.RankGroup | None = None  # a torchrun job: this rank and its group
-        self._sink: ranks.RankMetrics | None = None  # where log_metrics goes on any rank
-        self._follower_writer: metrics.RunWriter | None = None  # per_rank: into rank 0's run
+        self._loaders = loaders
+        self._prep: _Prepared | None = None
+        self._rec: _Recording | None = None
+        self._captures = _Captures()
+        self._job: _Job | None = None
+        self._current = ExitStack()  # this run as the calling context's current run
+
+    @property
+    def fingerprint(self) -> Fingerprint | None:
+        """The run's fingerprint: the last one captured (the start's until train() iterates)."""
+        return self._captures.fingerprint
+
+    @property
+    def _writer(self) -> metrics.RunWriter | None:
+        return self._rec.writer if self._rec is not None else None
 
     @property
     def run_id(self) -> str | None:
@@ -169,10 +217,12 @@ class FingerprintRun:
         return self._writer.spool.path if self._writer is not None else None
 
     def log_metrics(self, values: Mapping[str, Any], step: int | None = None) -> None:
-        if self._sink is not None:
-            self._sink.log_metrics(values, step)
-        elif self._writer is not None:
-            self._writer.log_metrics(values, step)
+        sink = self._sink()
+        if sink is not None:
+            sink.log_metrics(values, step)
+
+    def _sink(self) -> current.MetricSink | None:
+        return self._job.sink if self._job is not None else self._writer
 
     def flush(self, timeout_s: float = 30.0) -> bool:
         """Wait until MLflow has stored everything logged so far (e.g. before reading it back);
@@ -183,122 +233,128 @@ class FingerprintRun:
 
     def open(self) -> FingerprintRun:
         """Seed, switch determinism, start recording loaders, then record the run's start. If
-        recording fails, warn and let training go on unrecorded (seeds and flags still apply)."""
+        recording fails, warn and let training go on unrecorded (seeds and flags still apply).
+
+        The run's store is ``tracking_uri=``, else MLflow's tracking URI as it is now; neither
+        MLflow's global URI nor the environment is changed."""
         o = self.options
         import mlflow
 
-        if o.tracking_uri:
-            mlflow.set_tracking_uri(o.tracking_uri)
+        uri = o.tracking_uri or mlflow.get_tracking_uri()
+        digests = None
         if o.seed is not None:
             seed_everything(o.seed)
-            self._digests = rng_state_digests(optional_torch())
-        self._determinism = apply_determinism(o.deterministic)
-        self._recorder = LoaderRecorder(on_first_iter=self._first_batch).start()
-        for loader in self._initial_loaders:
-            self._recorder.add(loader)
+            digests = rng_state_digests(optional_torch())
+        determinism = apply_determinism(o.deterministic)
+        recorder = LoaderRecorder(on_first_iter=self._first_batch).start()
+        for loader in self._loaders:
+            recorder.add(loader)
+        self._prep = _Prepared(recorder, determinism, digests)
+        group = None
         try:
-            self._ranks = ranks.RankGroup.current()
+            group = ranks.RankGroup.current()
         except Exception as exc:  # recorded as one process rather than not at all
             _warn(f"could not join the process group: {type(exc).__name__}: {exc}")
-        if self._ranks is not None and self._ranks.rank != 0:
-            self._follow(mlflow)
-            return self
-        try:
-            self._record_start(mlflow)
-        except Exception as exc:  # without a writer, close() only restores what open() changed
-            _warn(f"recording the start of this run failed: {type(exc).__name__}: {exc}")
-        if self._ranks is not None:
-            self._lead()
+        if group is not None and group.rank != 0:
+            self._follow(group, uri)
+        else:
+            try:
+                self._record_start(mlflow, uri, group)
+            except Exception as exc:  # without a writer, close() only restores what open() did
+                _warn(f"recording the start of this run failed: {type(exc).__name__}: {exc}")
+            if group is not None:
+                self._lead(group)
+        sink = self._sink()
+        if sink is not None:
+            self._current.enter_context(current.entered(sink))
         return self
 
-    def _follow(self, mlflow: Any) -> None:
+    def _follow(self, group: ranks.RankGroup, uri: str) -> None:
         """A non-zero rank: send its fingerprint to rank 0 and learn rank 0's run id; it never
         opens a run of its own (``metrics="per_rank"`` logs into rank 0's)."""
-        assert self._ranks is not None
+        follower = None
         try:
-            self.fingerprint = capture(run=self._run_info("start"))
-            self._ranks.gather(self.fingerprint.to_dict())
-            run_id = self._ranks.broadcast(None)
+            self._captures.fingerprint = capture(run=self._run_info("start"))
+            group.gather(self._captures.fingerprint.to_dict())
+            run_id = group.broadcast(None)
             if self.options.metrics == "per_rank" and run_id:
-                self._follower_writer = metrics.writer_for_run(run_id, mlflow.get_tracking_uri())
+                follower = metrics.writer_for_run(run_id, uri)
         except Exception as exc:  # training goes on; this rank's values are not logged
-            _warn(f"rank {self._ranks.rank} could not reach rank 0: {type(exc).__name__}: {exc}")
-        self._sink = ranks.RankMetrics(self._ranks, self.options.metrics, self._follower_writer)
-        metrics.CURRENT.append(self._sink)  # type: ignore[arg-type]
+            _warn(f"rank {group.rank} could not reach rank 0: {type(exc).__name__}: {exc}")
+        sink = ranks.RankMetrics(group, self.options.metrics, follower)
+        self._job = _Job(group, sink, follower)
 
-    def _lead(self) -> None:
+    def _lead(self, group: ranks.RankGroup) -> None:
         """Rank 0: tell the other ranks which run to log into; route metrics by mode."""
-        assert self._ranks is not None
         writer = self._writer
         try:
-            self._ranks.broadcast(writer.run_id if writer is not None else None)
+            group.broadcast(writer.run_id if writer is not None else None)
         except Exception as exc:
             _warn(f"could not send the run id to the other ranks: {type(exc).__name__}: {exc}")
-        self._sink = ranks.RankMetrics(self._ranks, self.options.metrics, writer)
-        if writer is not None and writer in metrics.CURRENT:
-            metrics.CURRENT[metrics.CURRENT.index(writer)] = self._sink  # type: ignore[call-overload]
-        else:
-            metrics.CURRENT.append(self._sink)  # type: ignore[arg-type]
+        self._job = _Job(group, ranks.RankMetrics(group, self.options.metrics, writer))
 
-    def _gather(self, fp: Fingerprint) -> tuple[Fingerprint, list[dict[str, Any]]]:
-        """Rank 0: every rank's fingerprint, merged into ``fp`` (a collective: all ranks call)."""
-        assert self._ranks is not None
-        merged = ranks.gather_merged(self._ranks, fp)
-        assert merged is not None  # only rank 0 calls this, and rank 0 receives the records
-        return merged
-
-    def _record_start(self, mlflow: Any) -> None:
+    def _record_start(self, mlflow: Any, uri: str, group: ranks.RankGroup | None) -> None:
         o = self.options
-        uri = mlflow.get_tracking_uri()
-        self._secrets = secret_env_values()
-        fp = self._start_fp = capture(run=self._run_info("start"))
+        secrets = secret_env_values()
+        fp = capture(run=self._run_info("start"))
         rank_records: list[dict[str, Any]] = []
-        if self._ranks is not None:
-            fp, rank_records = self._gather(fp)
-            self._start_fp = fp
+        if group is not None:
+            merged = ranks.gather_merged(group, fp)
+            assert merged is not None  # rank 0 receives the records
+            fp, rank_records = merged
             ranks.warn_if_heterogeneous(fp)
         spool, problem = open_spool()
-        start = self._start_record(mlflow, fp, uri, spool.spool_id)
-        writer = self._writer = metrics.RunWriter(spool, uri).start()
-        metrics.CURRENT.append(writer)
+        start = self._start_event(mlflow, fp, uri, spool.spool_id, secrets)
+        writer = metrics.RunWriter(spool, uri).start()
+        rec = self._rec = _Recording(writer, uri, secrets, isinstance(start, JoinRun), fp)
         if problem:
             writer.warn_once("disk", problem)
         writer.record(start)
-        self._publish(fp, "start")
-        for record, data in tagging.side_artifacts(fp, self._secrets):
-            writer.record(record, data)
-        for record, data in ranks.rank_artifacts(rank_records, self._secrets):
-            writer.record(record, data)
+        self._publish(fp, "start", rank_records)
         writer.drain()
         if not writer.wait_started(_start_timeout(o.start_timeout_s, uri)):
             writer.warn_offline()
-        elif writer.run is not None and not self._joined:
-            from ..tracking.client import fluent_attach
+        elif writer.run is not None and not rec.joined:
+            rec.attached = self._attach(mlflow, writer.run, uri)
 
-            self._attached = fluent_attach(writer.run)
+    def _attach(self, mlflow: Any, run: Any, uri: str) -> bool:
+        """Put the run on this thread's fluent stack, so the user's ``mlflow.log_*`` calls in
+        train() land in it: only where MLflow's fluent API talks to the run's store. With
+        ``tracking_uri=`` naming another store, those calls would go to the process's tracking
+        URI instead (where this run does not exist), so the run is not attached and we say so."""
+        from ..tracking.client import fluent_attach
+
+        if mlflow.get_tracking_uri() != uri:
+            _warn(
+                f"this run logs to {strip_url_credentials(uri)}, not to MLflow's tracking URI "
+                f"{strip_url_credentials(mlflow.get_tracking_uri())}: mlflow.log_* calls in "
+                "train() do not go to it (mlflow_fingerprint.log_metrics and run.log_metrics do)"
+            )
+            return False
+        return fluent_attach(run)
 
     def _run_info(self, stage: str) -> RunInfo:
         o = self.options
+        prep = self._prep
         declared = {
             k: v
             for k, v in (("batch_size", o.batch_size), ("num_workers", o.num_workers))
             if v is not None
         }
+        determinism = prep.determinism if prep is not None else Determinism("off", ())
         return RunInfo(
             requested_seed=o.seed,
             seeded_by=SEEDED_BY if o.seed is not None else None,
-            seed_state_digests=self._digests,
-            loaders=self._recorder.loaders() if self._recorder is not None else (),
+            seed_state_digests=prep.digests if prep is not None else None,
+            loaders=prep.recorder.loaders() if prep is not None else (),
             declared=declared,
-            deterministic=DeterminismRequest(
-                self._determinism.mode, SEEDED_BY, self._determinism.actions
-            ),
+            deterministic=DeterminismRequest(determinism.mode, SEEDED_BY, determinism.actions),
             stage=stage,
         )
 
-    def _start_record(
-        self, mlflow: Any, fp: Fingerprint, uri: str, spool_id: str
-    ) -> dict[str, Any]:
+    def _start_event(
+        self, mlflow: Any, fp: Fingerprint, uri: str, spool_id: str, secrets: set[str]
+    ) -> JoinRun | CreateRun:
         """Join the active run (a run the user opened), or create a new one (nested under an
         outer ``fingerprinted`` run, or under the active run with ``nested=True``)."""
         from mlflow.tracking import fluent
@@ -306,31 +362,18 @@ class FingerprintRun:
 
         o = self.options
         active = mlflow.active_run()
-        outer = metrics.CURRENT[-1] if metrics.CURRENT else None
+        outer = current.current()
         nested = o.nested
         if nested is None:
             nested = active is not None and outer is not None and outer.run_id == active.info.run_id
         if active is not None and not nested:
-            self._joined = True
-            return {
-                "e": "start",
-                "run_id": active.info.run_id,
-                "tracking_uri": strip_url_credentials(uri),
-            }
-        user_tags = tagging.safe_tags(o.tags, self._secrets)
+            return JoinRun(active.info.run_id, strip_url_credentials(uri))
         run_name = o.run_name or fresh_run_name()
         own = {layout.TAG_SPOOL_ID: spool_id, layout.MLFLOW_RUN_NAME: run_name}
         if active is not None:
             own[layout.MLFLOW_PARENT_RUN_ID] = active.info.run_id
         with _provider_off():
-            resolved = resolve_tags(
-                {
-                    **tagging.fingerprint_tags(fp, self._secrets),
-                    **ranks.job_tags(fp),
-                    **user_tags,
-                    **own,
-                }
-            )
+            resolved = resolve_tags({**publish.run_tags(fp, secrets, o.tags), **own})
         # The named experiment, else the parent's (a child shows under it), else the active one.
         experiment_id = None
         if not o.experiment:
@@ -339,43 +382,53 @@ class FingerprintRun:
                 or getattr(fluent, "_active_experiment_id", None)
                 or _env("MLFLOW_EXPERIMENT_ID")
             )
-        return {
-            "e": "start",
-            "spool_id": spool_id,
-            "experiment_name": o.experiment or _env("MLFLOW_EXPERIMENT_NAME"),
-            "experiment_id": experiment_id,
-            "run_name": run_name,
-            "tags": resolved,
-            "start_time": metrics.now_ms(),
-            "tracking_uri": strip_url_credentials(uri),
-        }
+        return CreateRun(
+            spool_id=spool_id,
+            experiment_name=o.experiment or _env("MLFLOW_EXPERIMENT_NAME"),
+            experiment_id=experiment_id,
+            run_name=run_name,
+            tags=resolved,
+            start_time=metrics.now_ms(),
+            tracking_uri=strip_url_credentials(uri),
+        )
 
     # -- captures ----------------------------------------------------------------------------
 
-    def _publish(self, fp: Fingerprint, stage: str) -> None:
-        """Make ``fp`` the run's fingerprint: tags and ``fingerprint/fingerprint.json``."""
-        with self._publish_lock:
-            self.fingerprint = fp
-            self._published_loaders = len(fp.get("data.loaders") or ())
-            self._captures.append(
+    def _publish(
+        self, fp: Fingerprint, stage: str, rank_records: Sequence[Mapping[str, Any]] = ()
+    ) -> None:
+        """Make ``fp`` the run's fingerprint: its tags (already in the run's creation at the
+        start of a run made here), ``fingerprint/fingerprint.json``; at the start, the side
+        artifacts too; and every rank's fingerprint given."""
+        rec = self._rec
+        assert rec is not None
+        caps = self._captures
+        with caps.lock:
+            caps.fingerprint = fp
+            caps.published_loaders = len(fp.get("data.loaders") or ())
+            caps.stages.append(
                 {"stage": stage, "captured_at": fp.captured_at, "hashes": dict(fp.hashes)}
             )
-            assert self._writer is not None
-            if stage != "start" or self._joined:
-                tags = {**tagging.fingerprint_tags(fp, self._secrets), **ranks.job_tags(fp)}
-                self._writer.record({"e": "tags", "tags": tags})
-            self._writer.record(*tagging.fingerprint_artifact(fp, self._secrets))
+            items = publish.fingerprint_items(
+                fp,
+                rec.secrets,
+                tags=stage != "start" or rec.joined,
+                side=stage == "start",
+                rank_records=rank_records,
+            )
+            publish.to_writer(rec.writer, items)
 
     def _first_batch(self) -> None:
         """Called on the training thread when the first DataLoader starts: capture off-thread."""
-        if self._recapture is None and self._writer is not None:
-            self._recapture = threading.Thread(
+        caps = self._captures
+        if caps.recapture is None and self._rec is not None:
+            caps.recapture = threading.Thread(
                 target=self._capture_and_publish,
                 args=("first_batch",),
                 name="mfp-capture",
                 daemon=True,
             )
-            self._recapture.start()
+            caps.recapture.start()
 
     def _capture_and_publish(self, stage: str) -> None:
         try:
@@ -387,65 +440,63 @@ class FingerprintRun:
 
     def close(self, exc: BaseException | None, result: Any = None) -> None:
         """Log the final fingerprint, params, returned metrics and status; flush; restore."""
-        writer = self._writer
+        rec, job, prep = self._rec, self._job, self._prep
         try:
-            if writer is not None:
-                self._finish(writer, exc, result)
-            elif self._ranks is not None and self._ranks.rank != 0:
-                self._ranks.gather(capture(run=self._run_info("end")).to_dict())
+            if rec is not None:
+                self._finish(rec, exc, result)
+            elif job is not None and job.ranks.rank != 0:
+                job.ranks.gather(capture(run=self._run_info("end")).to_dict())
         except Exception as error:  # never mask the user's exception or result with ours
             _warn(f"could not finish recording the run: {type(error).__name__}: {error}")
         finally:
-            if self._recorder is not None:
-                self._recorder.stop()
-            self._determinism.undo()
-            if self._sink is not None and self._sink in metrics.CURRENT:
-                metrics.CURRENT.remove(self._sink)  # type: ignore[arg-type]
+            if prep is not None:
+                prep.recorder.stop()
+                prep.determinism.undo()
+            self._current.close()
             # the side group goes with the user's destroy_process_group(), not with this object
-            self._sink, self._ranks = None, None
-            if self._follower_writer is not None:
-                self._follower_writer.close(self.options.flush_timeout_s)
-            if writer is not None:
-                if writer in metrics.CURRENT:
-                    metrics.CURRENT.remove(writer)
-                if self._attached and writer.run_id:
+            self._job = None
+            if job is not None and job.follower_writer is not None:
+                job.follower_writer.close(self.options.flush_timeout_s)
+            if rec is not None:
+                if rec.attached and rec.writer.run_id:
                     from ..tracking.client import fluent_detach
 
-                    fluent_detach(writer.run_id)
-                writer.close(self.options.flush_timeout_s)
+                    fluent_detach(rec.writer.run_id)
+                rec.writer.close(self.options.flush_timeout_s)
 
-    def _finish(self, writer: metrics.RunWriter, exc: BaseException | None, result: Any) -> None:
+    def _finish(self, rec: _Recording, exc: BaseException | None, result: Any) -> None:
+        writer = rec.writer
         final = _final_metrics(result)
         if final:
             writer.log_metrics(final)
-        if self._recapture is not None:
-            self._recapture.join(CAPTURE_JOIN_S)
-        assert self._recorder is not None
-        if self._recapture is None or len(self._recorder.loaders()) != self._published_loaders:
+        caps = self._captures
+        if caps.recapture is not None:
+            caps.recapture.join(CAPTURE_JOIN_S)
+        assert self._prep is not None
+        if caps.recapture is None or len(self._prep.recorder.loaders()) != caps.published_loaders:
             self._capture_and_publish("end")
-        fp = self.fingerprint
+        fp = caps.fingerprint
         assert fp is not None
-        assert self._start_fp is not None
-        if self._ranks is not None:
-            self._finish_ranks(writer, fp)
-        writer.record({"e": "params", "params": tagging.run_params(fp, self._secrets)})
-        if fp.hashes.get("fingerprint") != self._start_fp.hashes.get("fingerprint"):
+        if self._job is not None:
+            self._finish_ranks(fp)
+        publish.to_writer(writer, [publish.params_item(fp, rec.secrets)])
+        if fp.hashes.get("fingerprint") != rec.start_fp.hashes.get("fingerprint"):
             # train() changed something after the start: keep what the run started with too.
             writer.record(
-                *tagging.fingerprint_artifact(self._start_fp, self._secrets, layout.START_FILE)
+                *tagging.fingerprint_artifact(rec.start_fp, rec.secrets, layout.START_FILE)
             )
         writer.record(
             *tagging.artifact(
                 layout.ARTIFACT_DIR, layout.RUN_FILE, lambda: _json(self._wrapper_record())
             )
         )
-        status = "FINISHED"
+        status: Status = "FINISHED"
         if isinstance(exc, KeyboardInterrupt):
             status = "KILLED"
         elif exc is not None:
             status = "FAILED"
             text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-            secrets = self._secrets
+            secrets = rec.secrets
             writer.record(
                 *tagging.artifact(
                     layout.ARTIFACT_DIR,
@@ -453,32 +504,34 @@ class FingerprintRun:
                     lambda: redact_text(text, secrets).encode(),
                 )
             )
-        if not self._joined:
-            writer.record({"e": "end", "status": status, "end_time": metrics.now_ms()})
+        if not rec.joined:
+            writer.record(End(status, metrics.now_ms()))
 
-    def _finish_ranks(self, writer: metrics.RunWriter, fp: Fingerprint) -> None:
+    def _finish_ranks(self, fp: Fingerprint) -> None:
         """Rank 0 at the end: every rank's final fingerprint, merged and logged per rank."""
+        assert self._job is not None
         try:
-            merged, records = self._gather(fp)
+            merged = ranks.gather_merged(self._job.ranks, fp)
+            assert merged is not None  # rank 0 receives the records
         except Exception as exc:  # a rank that died: the start's gather stays the record
             _warn(f"could not gather the ranks' final fingerprints: {type(exc).__name__}: {exc}")
             return
-        self._publish(merged, "end")
-        for record, data in ranks.rank_artifacts(records, self._secrets):
-            writer.record(record, data)
+        self._publish(merged[0], "end", merged[1])
 
     def _wrapper_record(self) -> dict[str, Any]:
         """What the wrapper itself did: seeding, determinism switches, and every capture."""
         o = self.options
+        prep = self._prep
+        determinism = prep.determinism if prep is not None else Determinism("off", ())
         return {
             "seed": {
                 "requested": o.seed,
                 "seeded_by": SEEDED_BY if o.seed is not None else None,
-                "state_digests": self._digests,
+                "state_digests": prep.digests if prep is not None else None,
             },
-            "deterministic": self._determinism.record(),
+            "deterministic": determinism.record(),
             "declared": {"batch_size": o.batch_size, "num_workers": o.num_workers},
-            "captures": self._captures,
+            "captures": self._captures.stages,
         }
 
 
@@ -550,6 +603,13 @@ def fingerprinted(
     an outer ``fingerprinted`` run; True always nests, False always joins. A returned dict of
     numbers is logged as final metrics; the run ends FINISHED, FAILED (the exception is re-raised,
     its traceback kept as an artifact) or KILLED (KeyboardInterrupt).
+
+    ``tracking_uri``: the run's store (default: MLflow's tracking URI at the start of the run). It
+    is the run's alone: MLflow's tracking URI and the environment are left as they are, so two
+    runs in two threads may log to two stores. The run is made this thread's active MLflow run
+    (``mlflow.log_param`` inside train() lands in it) only where MLflow's URI is the run's; with
+    another store, a warning says that ``mlflow.log_*`` calls would go elsewhere. ``log_metrics``
+    (``mfp.log_metrics``) logs into the run of the calling context (see ``run.current``).
 
     ``start_timeout_s``: how long to wait for the run to be created before training goes on
     offline (default 5 s for a server, 120 s for a local store); ``flush_timeout_s``: how long the

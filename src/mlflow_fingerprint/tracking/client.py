@@ -31,6 +31,7 @@ from .. import layout
 from ..capture.reading import first_line
 from ..errors import Rejected, Unreachable
 from ..redact import strip_url_credentials
+from . import events
 
 T = TypeVar("T")
 
@@ -226,7 +227,7 @@ def search_run(c: MlflowClient, spool_id: str) -> str | None:
 def log_batch(
     c: MlflowClient,
     run_id: str,
-    metrics: Sequence[Mapping[str, Any]] = (),
+    metrics: Sequence[events.Metric] = (),
     params: Mapping[str, str] | None = None,
     tags: Mapping[str, str] | None = None,
 ) -> None:
@@ -234,7 +235,7 @@ def log_batch(
     call(
         c.log_batch,
         run_id,
-        metrics=[Metric(m["k"], float(m["v"]), int(m["t"]), int(m.get("s") or 0)) for m in metrics],
+        metrics=[Metric(m.key, m.value, m.timestamp, m.step or 0) for m in metrics],
         params=[Param(k, str(v)) for k, v in (params or {}).items()],
         tags=[RunTag(k, str(v)) for k, v in (tags or {}).items()],
     )

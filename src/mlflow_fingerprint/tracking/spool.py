@@ -225,9 +225,6 @@ class Spool:
                 f.truncate(end)
                 os.fsync(f.fileno())
 
-    def first_record(self) -> dict[str, Any] | None:
-        return next((record for _, record in self.read_from(0)), None)
-
     @contextlib.contextmanager
     def locked(self) -> Iterator[bool]:
         """Try to take the writer lock without waiting; yields whether we hold it."""

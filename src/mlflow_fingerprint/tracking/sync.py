@@ -22,9 +22,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import layout
+from ..errors import BadEvent
 from . import client as io
 from . import liveness
-from .spool import Spool, encode
+from .events import (
+    Artifact,
+    CreateRun,
+    End,
+    Event,
+    JoinRun,
+    Metric,
+    Params,
+    Tags,
+    decode,
+    encode,
+)
+from .spool import Spool
 
 
 @dataclass(frozen=True)
@@ -46,26 +59,18 @@ class Outcome:
 OnStart = Callable[[str, Any], None]
 
 
-def _start(c: Any, record: Mapping[str, Any], search: bool) -> tuple[str, Any]:
-    """The run id for a start record: the run it joins, the run already tagged with this spool's
+def _start(c: Any, event: JoinRun | CreateRun, search: bool) -> tuple[str, Any]:
+    """The run id for a start event: the run it joins, the run already tagged with this spool's
     id (``search``: after a crash between creating it and acknowledging that), or a new run.
     Returns (run id, the Run when created here)."""
-    if record.get("run_id"):
-        return record["run_id"], None
-    if search:
-        found = io.search_run(c, record["spool_id"])
+    if isinstance(event, JoinRun):
+        return event.run_id, None
+    if search and event.spool_id:
+        found = io.search_run(c, event.spool_id)
         if found:
             return found, None
-    experiment_id = io.resolve_experiment(
-        c, record.get("experiment_name"), record.get("experiment_id")
-    )
-    run = io.create_run(
-        c,
-        experiment_id,
-        record.get("run_name"),
-        record.get("tags") or {},
-        int(record["start_time"]),
-    )
+    experiment_id = io.resolve_experiment(c, event.experiment_name, event.experiment_id)
+    run = io.create_run(c, experiment_id, event.run_name, event.tags, event.start_time)
     return run.info.run_id, run
 
 
@@ -87,16 +92,46 @@ def _log_items(c: Any, run_id: str, kind: str, items: Mapping[str, str]) -> list
     return refused
 
 
-def _metric_run(records: Sequence[tuple[int, dict[str, Any]]], start: int) -> int:
-    """Index just past the run of consecutive metric records starting at ``start`` (capped)."""
+Decoded = tuple[int, Event | BadEvent]  # (end offset, the event, or why the record is none)
+
+
+def _decoded_one(record: Mapping[str, Any]) -> Event | BadEvent:
+    try:
+        return decode(record)
+    except BadEvent as exc:
+        return exc
+
+
+def _decoded(spool: Spool, offset: int) -> list[Decoded]:
+    return [(end, _decoded_one(record)) for end, record in spool.read_from(offset)]
+
+
+def _metric_run(records: Sequence[Decoded], start: int) -> int:
+    """Index just past the run of consecutive metric events starting at ``start`` (capped)."""
     end = start
     while (
         end < len(records)
-        and records[end][1].get("e") == "m"
+        and isinstance(records[end][1], Metric)
         and end - start < io.MAX_METRICS_PER_BATCH
     ):
         end += 1
     return end
+
+
+def _send(c: Any, spool: Spool, run_id: str, event: Event) -> list[str]:
+    """Send one non-metric, non-start event; what the store refused of it."""
+    match event:
+        case Tags():
+            return _log_items(c, run_id, "tags", event.tags)
+        case Params():
+            return _log_items(c, run_id, "params", event.params)
+        case Artifact():
+            io.log_artifact(c, run_id, str(spool.path / event.file), event.path)
+        case End():
+            io.set_terminated(c, run_id, event.status, event.end_time)
+        case _:  # starts and metrics are replay's own
+            raise io.Rejected(f"a {event.kind!r} record cannot be sent on its own")
+    return []
 
 
 def replay(
@@ -113,36 +148,33 @@ def replay(
     none)."""
     acked = spool.acked()
     run_id = acked.run_id
-    records = list(spool.read_from(acked.offset))
+    records = _decoded(spool, acked.offset)
     metrics = events = 0
     rejected: list[str] = []
     c = io.client(uri)
     i = 0
     while i < len(records) and not stop():
-        offset, record = records[i]
-        kind = record.get("e")
+        offset, event = records[i]
+        kind = event.kind if not isinstance(event, BadEvent) else "record"
         nxt = i + 1
         try:
-            if kind == "start":
-                run_id, run = _start(c, record, search)
+            if isinstance(event, BadEvent):
+                raise io.Rejected(str(event))
+            if isinstance(event, JoinRun | CreateRun):
+                run_id, run = _start(c, event, search)
                 if on_start is not None:
                     on_start(run_id, run)
             elif run_id is None:
                 raise io.Rejected(f"spool {spool.spool_id} has no start record before {kind!r}")
-            elif kind == "m":
+            elif isinstance(event, Metric):
                 nxt = _metric_run(records, i)
-                io.log_batch(c, run_id, metrics=[r for _, r in records[i:nxt]])
+                batch = [m for _, m in records[i:nxt] if isinstance(m, Metric)]
+                io.log_batch(c, run_id, metrics=batch)
                 offset = records[nxt - 1][0]
                 metrics += nxt - i
-            elif kind in ("tags", "params"):
-                rejected += _log_items(c, run_id, kind, record[kind])
-            elif kind == "artifact":
-                io.log_artifact(c, run_id, str(spool.path / record["file"]), record["path"])
-            elif kind == "end":
-                io.set_terminated(c, run_id, record["status"], int(record["end_time"]))
             else:
-                raise io.Rejected(f"unknown spool record {kind!r}")
-            if kind != "m":
+                rejected += _send(c, spool, run_id, event)
+            if not isinstance(event, Metric):
                 events += 1
             spool.ack(offset, run_id)
         except io.Rejected as exc:
@@ -171,19 +203,18 @@ class Unended:
 def unended(spool: Spool) -> Unended | None:
     """None unless the spool created its run and holds no end record. A spool that joined a run
     (the user's ``mlflow.start_run``) leaves ending it to whoever started it."""
-    start: Mapping[str, Any] = {}
+    start: CreateRun | JoinRun | None = None
     last_time = 0
-    for _, record in spool.read_from(0):
-        kind = record.get("e")
-        if kind == "start" and not start:
-            start = record
-        elif kind == "end":
+    for _, event in _decoded(spool, 0):
+        if isinstance(event, JoinRun | CreateRun) and start is None:
+            start = event
+        elif isinstance(event, End):
             return None
-        elif kind == "m":
-            last_time = max(last_time, int(record.get("t") or 0))
-    if not start or start.get("run_id"):
+        elif isinstance(event, Metric):
+            last_time = max(last_time, event.timestamp)
+    if not isinstance(start, CreateRun):
         return None
-    last_time = max(last_time, int(start.get("start_time") or 0))
+    last_time = max(last_time, start.start_time)
     recorded = spool.writer()
     return Unended(liveness.judge(recorded), last_time, recorded is not None)
 
@@ -195,8 +226,8 @@ def end_as_killed(spool: Spool, state: Unended) -> None:
     tags = {layout.TAG_ENDED_BY: "sync", layout.TAG_END_REASON: reason}
     spool.append(
         [
-            encode({"e": "tags", "tags": tags}),
-            encode({"e": "end", "status": "KILLED", "end_time": state.last_time}),
+            encode(Tags(tags)),
+            encode(End("KILLED", state.last_time)),
         ]
     )
 
@@ -204,14 +235,18 @@ def end_as_killed(spool: Spool, state: Unended) -> None:
 def summary(spool: Spool) -> dict[str, Any]:
     """What a spool holds and what is still to upload, for ``fingerprint sync --dry-run``."""
     acked = spool.acked()
-    start = spool.first_record() or {}
-    pending = [record.get("e") for _, record in spool.read_from(acked.offset)]
+    first = next(iter(spool.read_from(0)), None)
+    start = _decoded_one(first[1]) if first is not None else None
+    created = start if isinstance(start, CreateRun) else None
+    joined = start.run_id if isinstance(start, JoinRun) else None
+    pending = [event for _, event in _decoded(spool, acked.offset)]
+    metrics = sum(isinstance(event, Metric) for event in pending)
     return {
         "spool_id": spool.spool_id,
-        "run_id": acked.run_id or start.get("run_id"),
-        "run_name": start.get("run_name"),
-        "experiment": start.get("experiment_name") or start.get("experiment_id"),
-        "tracking_uri": start.get("tracking_uri"),
-        "pending_metrics": pending.count("m"),
-        "pending_events": len(pending) - pending.count("m"),
+        "run_id": acked.run_id or joined,
+        "run_name": created.run_name if created else None,
+        "experiment": (created.experiment_name or created.experiment_id) if created else None,
+        "tracking_uri": start.tracking_uri if isinstance(start, JoinRun | CreateRun) else None,
+        "pending_metrics": metrics,
+        "pending_events": len(pending) - metrics,
     }

@@ -21,6 +21,7 @@ from ..present.summary import (
     value_text,
 )
 from ..redact import redact_text
+from . import events
 
 MAX_KEY = 250
 MAX_TAG_VALUE = 8000
@@ -103,13 +104,13 @@ def run_params(fp: Fingerprint | Record, secrets: set[str]) -> dict[str, str]:
     return safe_tags(params, secrets, limit=MAX_PARAM_VALUE)
 
 
-Artifact = tuple[dict[str, Any], Callable[[], bytes]]
+Artifact = tuple[events.Artifact, Callable[[], bytes]]
 
 
 def artifact(path: str, name: str, data: Callable[[], bytes]) -> Artifact:
-    """A spool artifact record and a producer of its content (run on the spool thread, so
+    """A spool artifact event and a producer of its content (run on the spool thread, so
     serialising and redacting never costs the caller)."""
-    return {"e": layout.EVENT_ARTIFACT, "file": f"{path}/{name}", "path": path}, data
+    return events.Artifact(f"{path}/{name}", path), data
 
 
 def fingerprint_artifact(

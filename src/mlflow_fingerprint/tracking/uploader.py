@@ -15,10 +15,10 @@ closes or the process exits normally.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import logging
 import posixpath
 import re
-import sys
 import threading
 import time
 import warnings
@@ -29,7 +29,8 @@ from typing import Any
 
 from ..errors import FingerprintWarning
 from ..redact import strip_url_credentials
-from .spool import Spool, encode, open_spool
+from .events import Artifact, Event, Item, JoinRun, Metric, encode
+from .spool import Spool, open_spool
 
 _log = logging.getLogger("mlflow_fingerprint")
 
@@ -102,10 +103,10 @@ class RunWriter:
                 continue
             self._queue.append((key, number, step, ts))
 
-    def record(self, record: dict[str, Any], data: Callable[[], bytes] | None = None) -> None:
-        """Queue a non-metric record, in order with the metrics; ``data`` produces an artifact's
+    def record(self, event: Event, data: Callable[[], bytes] | None = None) -> None:
+        """Queue a non-metric event, in order with the metrics; ``data`` produces an artifact's
         content, on the spool thread."""
-        self._queue.append((record, data))
+        self._queue.append((event, data))
 
     def wait_started(self, timeout_s: float) -> bool:
         """Wait until the uploader knows the run id or has found the store unreachable."""
@@ -194,7 +195,7 @@ class RunWriter:
                 if len(item) == 4:
                     key, value, step, ts = item
                     if valid_key(key):
-                        lines.append(encode({"e": "m", "k": key, "v": value, "s": step, "t": ts}))
+                        lines.append(encode(Metric(key, value, step, ts)))
                     elif key not in self._bad_keys:
                         self._bad_keys.add(key)
                         self.warn_once(
@@ -203,17 +204,15 @@ class RunWriter:
                             "MLflow; its values are not logged",
                         )
                     continue
-                record, data = item
-                if data is not None:
+                event, data = item
+                if data is not None and isinstance(event, Artifact):
                     try:
-                        path = self._write_artifact(record["file"], data)
+                        path = self._write_artifact(event.file, data)
                     except Exception as exc:  # an artifact we cannot produce is left out
-                        self.warn_once(
-                            f"artifact:{record['file']}", f"{record['file']} left out: {exc}"
-                        )
+                        self.warn_once(f"artifact:{event.file}", f"{event.file} left out: {exc}")
                         continue
-                    record = {**record, "file": path}
-                lines.append(encode(record))
+                    event = dataclasses.replace(event, file=path)
+                lines.append(encode(event))
             if not lines:
                 return False
             self.spool.append(lines)
@@ -308,44 +307,9 @@ class RunWriter:
 # Writers not yet closed, flushed at normal interpreter exit.
 _OPEN: set[RunWriter] = set()
 # Open writers by MLflow run id, so ``log_metrics`` inside a plain ``mlflow.start_run()`` finds the
-# writer already open for that run (the context provider's, or one it opened before).
+# writer already open for that run (the context provider's, or one it opened before), and the
+# integrations' records for a run go through the one writer of that run.
 _BY_RUN_ID: dict[str, RunWriter] = {}
-# Writers of the open ``fingerprinted`` runs, innermost last: where ``log_metrics`` goes first.
-CURRENT: list[RunWriter] = []
-_warned_no_run: list[bool] = []
-
-
-def log_metrics(metrics: Mapping[str, Any], step: int | None = None) -> None:
-    """Log metric values from the training loop without waiting for MLflow.
-
-    The values go to the innermost open ``fingerprinted`` run, else to the active MLflow run of
-    this thread (e.g. a plain ``mlflow.start_run()``); with neither, they are dropped with one
-    warning. The caller's cost is one list append per value.
-    """
-    writer = CURRENT[-1] if CURRENT else _writer_for_active_run()
-    if writer is None:
-        if not _warned_no_run:
-            _warned_no_run.append(True)
-            warnings.warn(
-                "mlflow-fingerprint: log_metrics called with no fingerprinted or active "
-                "MLflow run; values dropped",
-                FingerprintWarning,
-                stacklevel=2,
-            )
-        return
-    writer.log_metrics(metrics, step)
-
-
-def _writer_for_active_run() -> RunWriter | None:
-    mlflow = sys.modules.get("mlflow")
-    run = mlflow.active_run() if mlflow is not None else None
-    if run is None:
-        return None
-    return _BY_RUN_ID.get(run.info.run_id) or writer_for_run(
-        run.info.run_id, mlflow.get_tracking_uri()
-    )
-
-
 _by_run_id_lock = threading.Lock()
 
 
@@ -359,8 +323,8 @@ def open_writer(uri: str, root: Path | None = None) -> RunWriter:
     return writer
 
 
-def _start_record(run_id: str, uri: str) -> dict[str, Any]:
-    return {"e": "start", "run_id": run_id, "tracking_uri": strip_url_credentials(uri)}
+def _start_record(run_id: str, uri: str) -> JoinRun:
+    return JoinRun(run_id, strip_url_credentials(uri))
 
 
 def writer_for_run(run_id: str, uri: str, root: Path | None = None) -> RunWriter:
@@ -375,24 +339,22 @@ def writer_for_run(run_id: str, uri: str, root: Path | None = None) -> RunWriter
         return writer
 
 
-Item = tuple[dict[str, Any], Callable[[], bytes] | None]
-
-
 def send_to_run(
     run_id: str, uri: str, items: list[Item], root: Path | None = None, *, at_exit: bool = False
-) -> None:
-    """Queue records (artifacts with their producers) for an existing run on its writer. At
-    interpreter exit, with no writer open for it, nothing may start a thread (Python 3.12+), so
-    they are spooled and uploaded on the calling thread instead; what fails stays spooled."""
+) -> RunWriter | None:
+    """Queue events (artifacts with their producers) for an existing run on its writer, and
+    return it. At interpreter exit, with no writer open for it, nothing may start a thread
+    (Python 3.12+), so they are spooled and uploaded on the calling thread instead (None is
+    returned); what fails stays spooled."""
     if not at_exit or run_id in _BY_RUN_ID:
         writer = writer_for_run(run_id, uri, root)
-        for record, data in items:
-            writer.record(record, data)
-        return
+        for event, data in items:
+            writer.record(event, data)
+        return writer
     spool, _ = open_spool(root)
     writer = RunWriter(spool, uri)  # never started: used for its spooling alone
-    for record, data in [(_start_record(run_id, uri), None), *items]:
-        writer.record(record, data)
+    for event, data in [(_start_record(run_id, uri), None), *items]:
+        writer.record(event, data)
     writer.drain()
     from .client import reachable
     from .sync import replay
@@ -400,6 +362,7 @@ def send_to_run(
     if reachable(uri):
         replay(spool, uri, search=False)
     writer._release()
+    return None
 
 
 @atexit.register

@@ -1,0 +1,143 @@
+"""Which run ``mfp.log_metrics`` logs into: the run of the calling context, never another's.
+
+A ``fingerprinted`` run makes its metric sink current for the duration of train() in a
+``ContextVar`` (:func:`entered`), so two trainings in two threads (or two asyncio tasks) each log
+into their own run, and a nested run shadows its outer one until it ends.
+
+Threads started inside a run do not inherit context variables (``threading.Thread`` starts in an
+empty context; ``contextvars.copy_context().run`` or an executor that copies the context does
+inherit). A value logged where no ``fingerprinted`` run is current goes, in this order, to:
+
+1. the active MLflow run of this thread (a plain ``mlflow.start_run()``), through that run's
+   writer (the context provider's, or one opened for it on first use);
+2. the one ``fingerprinted`` run open in this process, if exactly one is open: a helper thread of
+   a single training logs where the user means it to;
+3. nowhere, with one warning: no run at all, or several open, where picking one could put the
+   value into the wrong run.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import warnings
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Protocol
+
+from ..errors import FingerprintWarning
+
+
+class MetricSink(Protocol):
+    """Where a run's metric values go: its writer, or a rank's routing (``ranks.RankMetrics``)."""
+
+    @property
+    def run_id(self) -> str | None: ...
+
+    def log_metrics(self, values: Mapping[str, Any], step: int | None = None) -> None: ...
+
+
+_current: ContextVar[MetricSink | None] = ContextVar("mlflow_fingerprint_run", default=None)
+
+
+class _OpenRuns:
+    """The sinks of the ``fingerprinted`` runs open in this process: only ever asked whether
+    exactly one is open (rule 2 above), never used to route a value in a context that has one."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sinks: list[MetricSink] = []
+
+    def add(self, sink: MetricSink) -> None:
+        with self._lock:
+            self._sinks.append(sink)
+
+    def discard(self, sink: MetricSink) -> None:
+        with self._lock:
+            if sink in self._sinks:
+                self._sinks.remove(sink)
+
+    def only(self) -> tuple[MetricSink | None, int]:
+        with self._lock:
+            return (self._sinks[0] if len(self._sinks) == 1 else None), len(self._sinks)
+
+
+_open = _OpenRuns()
+_warned = threading.Event()
+
+
+def current() -> MetricSink | None:
+    """The ``fingerprinted`` run current in this context (the innermost one), if any."""
+    return _current.get()
+
+
+@contextmanager
+def entered(sink: MetricSink) -> Iterator[None]:
+    """Make ``sink`` the current run of this context (and an open run of the process) until the
+    block ends. A run entered in one context and left in another (a generator resumed
+    elsewhere) still leaves: the previous value is put back by hand."""
+    previous = _current.get()
+    token = _current.set(sink)
+    _open.add(sink)
+    try:
+        yield
+    finally:
+        _open.discard(sink)
+        try:
+            _current.reset(token)
+        except ValueError:  # left in another context than the one it was entered in
+            _current.set(previous)
+
+
+def swap(old: MetricSink, new: MetricSink) -> None:
+    """Replace the current run's sink (rank 0 routes its writer through the ranks once it knows
+    the job); a no-op unless ``old`` is current here."""
+    if _current.get() is old:
+        _current.set(new)
+    _open.discard(old)
+    _open.add(new)
+
+
+def log_metrics(metrics: Mapping[str, Any], step: int | None = None) -> None:
+    """Log metric values from the training loop without waiting for MLflow.
+
+    The values go to the ``fingerprinted`` run of the calling context, else to this thread's
+    active MLflow run (e.g. a plain ``mlflow.start_run()``), else to the only ``fingerprinted``
+    run open in the process; otherwise they are dropped with one warning. The caller's cost is one
+    deque append per value.
+    """
+    sink = _current.get() or _writer_for_active_run()
+    if sink is None:
+        sink, count = _open.only()
+        if sink is None:
+            _warn_once(count)
+            return
+    sink.log_metrics(metrics, step)
+
+
+def _writer_for_active_run() -> MetricSink | None:
+    mlflow = sys.modules.get("mlflow")
+    run = mlflow.active_run() if mlflow is not None else None
+    if run is None:
+        return None
+    from ..tracking.uploader import writer_for_run
+
+    return writer_for_run(run.info.run_id, mlflow.get_tracking_uri())
+
+
+def _warn_once(open_runs: int) -> None:
+    if _warned.is_set():
+        return
+    _warned.set()
+    why = (
+        f"{open_runs} fingerprinted runs are open and this thread is in none of them (start it "
+        "with contextvars.copy_context().run to log into the run that started it)"
+        if open_runs
+        else "no fingerprinted or active MLflow run"
+    )
+    warnings.warn(
+        f"mlflow-fingerprint: log_metrics called with {why}; values dropped",
+        FingerprintWarning,
+        stacklevel=3,
+    )

@@ -1,0 +1,43 @@
+"""torch, imported at most once at a time by this package, and never raising into training.
+
+Two threads importing torch for the first time at once can get a half-initialised module: torch's
+import graph is large, and where two threads take the locks of its submodules in different orders,
+Python's import machinery breaks the deadlock by handing one thread the partial module, whose
+attributes then raise ``AttributeError: partially initialized module 'torch'`` (about one run in
+three with two decorated trainings started together). Every place in this package that may import
+torch first (seeding, the capture probes) comes here: one lock serialises the first import, and a
+module that is still initialising in another thread (the user's own import) is waited for through
+the ordinary import statement, which blocks on that module's lock.
+
+Nothing heavy at import: ``fingerprint --help`` imports this module's importers without torch.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from types import ModuleType
+
+_first_import = threading.Lock()
+
+
+def _ready(module: ModuleType | None) -> bool:
+    spec = getattr(module, "__spec__", None)
+    return module is not None and not getattr(spec, "_initializing", False)
+
+
+def load_torch() -> tuple[ModuleType | None, str | None]:
+    """``(torch, None)`` once torch is fully imported (the caller's import is reused); else
+    ``(None, why)``: not installed, a broken install, or still half-initialised."""
+    module = sys.modules.get("torch")
+    if _ready(module):
+        return module, None
+    with _first_import:
+        try:
+            import torch
+        except Exception as exc:  # ImportError, or a broken install raising anything at import
+            line = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+            return None, f"torch is not importable ({type(exc).__name__}: {line})"
+    if not _ready(torch) or not hasattr(torch, "Tensor"):
+        return None, "torch is still being imported by another thread"
+    return torch, None
