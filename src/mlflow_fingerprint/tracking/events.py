@@ -113,17 +113,17 @@ def to_record(event: Event) -> dict[str, Any]:
     match event:
         case Metric():
             return {
-                "e": "m",
+                "e": event.kind,
                 "k": event.key,
                 "v": event.value,
                 "s": event.step,
                 "t": event.timestamp,
             }
         case JoinRun():
-            return {"e": "start", "run_id": event.run_id, "tracking_uri": event.tracking_uri}
+            return {"e": event.kind, "run_id": event.run_id, "tracking_uri": event.tracking_uri}
         case CreateRun():
             return {
-                "e": "start",
+                "e": event.kind,
                 "spool_id": event.spool_id,
                 "experiment_name": event.experiment_name,
                 "experiment_id": event.experiment_id,
@@ -133,13 +133,13 @@ def to_record(event: Event) -> dict[str, Any]:
                 "tracking_uri": event.tracking_uri,
             }
         case Tags():
-            return {"e": "tags", "tags": dict(event.tags)}
+            return {"e": event.kind, "tags": dict(event.tags)}
         case Params():
-            return {"e": "params", "params": dict(event.params)}
+            return {"e": event.kind, "params": dict(event.params)}
         case Artifact():
-            return {"e": "artifact", "file": event.file, "path": event.path}
+            return {"e": event.kind, "file": event.file, "path": event.path}
         case End():
-            return {"e": "end", "status": event.status, "end_time": event.end_time}
+            return {"e": event.kind, "status": event.status, "end_time": event.end_time}
     raise TypeError(f"not a spool event: {event!r}")
 
 
