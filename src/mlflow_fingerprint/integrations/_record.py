@@ -124,7 +124,7 @@ def record_into_run(
     tags = {
         **tagging.fingerprint_tags(fp, secrets),
         **ranks.job_tags(fp),
-        **tagging.safe_tags(extra_tags or {}, secrets),
+        **tagging.safe_tags(extra_tags or {}, secrets, free_text=True),
     }
     writer.record({"e": "tags", "tags": tags})
     writer.record({"e": "params", "params": tagging.run_params(fp, secrets)})

@@ -263,10 +263,6 @@ class FingerprintRun:
             writer.warn_once("disk", problem)
         writer.record(start)
         self._publish(fp, "start")
-        for record, data in tagging.side_artifacts(fp, self._secrets):
-            writer.record(record, data)
-        for record, data in ranks.rank_artifacts(rank_records, self._secrets):
-            writer.record(record, data)
         writer.drain()
         if not writer.wait_started(_start_timeout(o.start_timeout_s, uri)):
             writer.warn_offline()
@@ -274,6 +270,12 @@ class FingerprintRun:
             from ..tracking.client import fluent_attach
 
             self._attached = fluent_attach(writer.run)
+        # Made on the spool thread once the run exists: reading and scanning a large diff must
+        # neither block the caller nor compete with the run's creation.
+        for record, data in tagging.side_artifacts(fp, self._secrets):
+            writer.record(record, data)
+        for record, data in ranks.rank_artifacts(rank_records, self._secrets):
+            writer.record(record, data)
 
     def _run_info(self, stage: str) -> RunInfo:
         o = self.options
@@ -317,7 +319,7 @@ class FingerprintRun:
                 "run_id": active.info.run_id,
                 "tracking_uri": strip_url_credentials(uri),
             }
-        user_tags = tagging.safe_tags(o.tags, self._secrets)
+        user_tags = tagging.safe_tags(o.tags, self._secrets, free_text=True)
         run_name = o.run_name or fresh_run_name()
         own = {SPOOL_ID_TAG: spool_id, "mlflow.runName": run_name}
         if active is not None:
