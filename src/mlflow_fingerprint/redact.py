@@ -51,6 +51,7 @@ TOKEN_PATTERNS = (
     re.compile(r"npm_[A-Za-z0-9]{30,}"),
     re.compile(r"ATBB[A-Za-z0-9_=.\-]{20,}"),
     re.compile(r"glpat-[A-Za-z0-9_\-]{16,}"),
+    re.compile(r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}"),
     re.compile(r"SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
     re.compile(r"https://(?:\w+\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w\-]+"),
     re.compile(r"https://hooks\.slack\.com/[\w/\-]+"),
@@ -60,6 +61,7 @@ TOKEN_PATTERNS = (
 # holding its gate, a literal every match contains.
 URL_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<userinfo>[^/@\s]+)@")
 _AZURE_CLIENT_SECRET = re.compile(r"[A-Za-z0-9_~.\-]{3}\dQ~[A-Za-z0-9_~.\-]{30,}")
+_BEARER = re.compile(r"(?i)bearer[ \t]+([A-Za-z0-9._~+/\-]{16,}=*)")
 _GATES = {"ArtifactoryDetector": ("AKC", "AP"), "MailchimpDetector": ("-us",)}
 # The words that put a line through the keyword rules, found in the chunk lower-cased in ASCII
 # (``str.lower`` may change its length, and the lines' offsets with it).
@@ -146,7 +148,10 @@ def _detectors() -> tuple[tuple[re.Pattern[str], ...], tuple[Gated, ...], Any]:
         twilio.TwilioKeyDetector,
     )
     anchored: list[re.Pattern[str]] = [*TOKEN_PATTERNS, _PRIVATE_KEY]
-    gated: list[Gated] = [(("Q~",), _AZURE_CLIENT_SECRET)]
+    gated: list[Gated] = [
+        (("Q~",), _AZURE_CLIENT_SECRET),
+        (("Bearer", "bearer", "BEARER"), _BEARER),
+    ]
     for cls in detectors:
         gate = _GATES.get(cls.__name__)
         for pattern in cls().denylist:
