@@ -12,6 +12,7 @@ from __future__ import annotations
 import operator
 import posixpath
 import re
+import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -80,7 +81,8 @@ def storable(metrics: Any, step: Any) -> Checked:
     try:
         number = _step(step)
     except ValueError as exc:
-        return Checked(refused=[Refusal("step", f"step {step!r} is refused ({exc}); not logged")])
+        message = f"step {reprlib.repr(step)} is refused ({exc}); not logged"
+        return Checked(refused=[Refusal("step", message)])
     if not isinstance(metrics, Mapping):
         reason = f"log_metrics takes a dict of name -> number, not {type(metrics).__name__}"
         return Checked(refused=[Refusal("metrics", f"{reason}; not logged")])
@@ -95,5 +97,6 @@ def storable(metrics: Any, step: Any) -> Checked:
         try:
             values.append((key, _value(value)))
         except ValueError as exc:
-            refused.append(Refusal("value", f"metric {key!r}: {value!r} is refused ({exc})"))
+            shown = reprlib.repr(value)
+            refused.append(Refusal("value", f"metric {key!r}: {shown} is refused ({exc})"))
     return Checked(values, number, refused)
