@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
-from mlflow_fingerprint.redact import redact_text, secret_env_values, strip_url_credentials
+from mlflow_fingerprint.redact import (
+    RedactionTimeout,
+    found_secrets,
+    redact_text,
+    secret_env_values,
+    strip_url_credentials,
+)
 
 
 @pytest.mark.parametrize(
@@ -48,3 +56,32 @@ def test_secret_env_values_by_name() -> None:
         "SHORT_TOKEN": "ab",
     }
     assert secret_env_values(env) == {"abcdef123", "pw-123456", "x" * 40}
+
+
+def test_a_records_own_names_are_kept_when_keywords_are_off() -> None:
+    """``google-auth`` and ``detect-secrets`` are package names in a fingerprint, not secrets."""
+    record = '{"packages": {"google-auth": "2.62.2", "detect-secrets": "1.5.0"}}'
+    assert redact_text(record, set(), keywords=False) == record
+    assert "2.62.2" not in redact_text(record)  # as free text, a value given to "auth" goes
+
+
+def test_found_secrets_takes_what_the_scanner_masks_inside_a_value() -> None:
+    settings = '{"user": "svc", "password": "Tr0ub4dor-and-3"}'
+    found = found_secrets(settings)
+    assert "Tr0ub4dor-and-3" in found
+    assert settings in found
+    assert found_secrets("plain value with nothing secret") == set()
+    env = {"SETTINGS": settings, "HOME": "/root"}
+    assert "Tr0ub4dor-and-3" in secret_env_values(env)
+    assert "/root" not in secret_env_values(env)
+
+
+def test_a_long_text_is_scanned_in_chunks_and_stops_at_its_deadline() -> None:
+    line = "+    loss = model(batch) * weight  # a line of code\n"
+    token = "gh" + "p_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    text = line * 5000 + f"+TOKEN = '{token}'\n" + line * 5000
+    out = redact_text(text)
+    assert token not in out
+    assert out.count("\n") == text.count("\n")
+    with pytest.raises(RedactionTimeout):
+        redact_text(text, deadline=time.monotonic() - 1)

@@ -1,28 +1,86 @@
-"""Keep secrets out of everything we log: credentials in URLs and secret-looking values.
+"""Keep secrets out of everything we log: the one redactor of the package.
 
 Applied to remote URLs by the git probe and, as a last line of defence, to every tag, param and
-artifact the run writer sends (see ``run``), so a token that slipped into any field is masked.
+artifact the run writer sends: the fingerprint, the uncommitted git diff, the traceback of a
+failed training. What it masks:
+
+- credentials in URLs (``scheme://user:password@host``, any scheme: DSNs too);
+- the token shapes of detect-secrets' regex detectors (AWS, GitHub, GitLab, Slack, Stripe,
+  SendGrid, Twilio, npm, JWTs, private keys, ...), plus the shapes it lacks (OpenAI project and
+  Anthropic keys, Google API keys, Hugging Face, Discord webhooks, Bitbucket, Azure);
+- values given to secret-sounding names (``DB_PASSWORD=...``, ``"password": "..."``,
+  ``?api_key=...``), detect-secrets' keyword detector included;
+- the values of environment variables whose names say they are secret, and every secret the
+  scanner finds inside any other variable's value (a webhook URL in ``NOTIFY_URL``), so a value
+  that reappears in free text is masked wherever it appears.
+
+detect-secrets' entropy detectors are not used: every digest in a fingerprint looks like a key
+to them. Text is scanned in chunks of whole lines, so a long diff never holds the GIL for more
+than a chunk's worth of regular-expression work, and a caller may give a deadline past which
+the scan stops (``RedactionTimeout``) rather than run on.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
+import string
+import time
+from collections.abc import Callable, Iterator, Mapping
+from functools import lru_cache, partial
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 MASK = "***"
+CHUNK_CHARS = 1 << 16
 
-# scheme://user:pass@host  or  scheme://token@host
-_URL_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<userinfo>[^/@\s]+)@")
-
-# Well-known token shapes (GitHub, Hugging Face, AWS access keys, Slack, generic bearer/JWT).
+# Shapes detect-secrets has no detector for (or only an older form of), masked whole. Each starts
+# with a literal (no ``\b``), which lets the regular-expression engine skip to it: a pass over a
+# megabyte costs under a millisecond.
 TOKEN_PATTERNS = (
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}\b"),
-    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}\b"),
-    re.compile(r"\bhf_[A-Za-z0-9]{20,}\b"),
-    re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
-    re.compile(r"\bxox[abpr]-[A-Za-z0-9\-]{10,}\b"),
-    re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\b"),
+    re.compile(r"gh[pousr]_[A-Za-z0-9]{20,}"),
+    re.compile(r"github_pat_[A-Za-z0-9_]{20,}"),
+    re.compile(r"hf_[A-Za-z0-9]{20,}"),
+    re.compile(r"(?:AKIA|ASIA)[A-Z0-9]{16}"),
+    re.compile(r"xox[abposr]-[A-Za-z0-9\-]{10,}"),
+    re.compile(r"eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),
+    re.compile(r"sk-(?:proj-|ant-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_\-]{20,}"),
+    re.compile(r"AIza[0-9A-Za-z_\-]{30,}"),
+    re.compile(r"[rs]k_(?:live|test)_[0-9A-Za-z]{16,}"),
+    re.compile(r"npm_[A-Za-z0-9]{30,}"),
+    re.compile(r"ATBB[A-Za-z0-9_=.\-]{20,}"),
+    re.compile(r"glpat-[A-Za-z0-9_\-]{16,}"),
+    re.compile(r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}"),
+    re.compile(r"SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
+    re.compile(r"https://(?:\w+\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w\-]+"),
+    re.compile(r"https://hooks\.slack\.com/[\w/\-]+"),
+    re.compile(r"https://[\w.\-]+\.webhook\.office\.com/[\w/@\-]+"),
+)
+# Shapes without a leading literal cost up to 100 ms a megabyte each: each runs only on the lines
+# holding its gate, a literal every match contains.
+URL_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<userinfo>[^/@\s]+)@")
+_AZURE_CLIENT_SECRET = re.compile(r"[A-Za-z0-9_~.\-]{3}\dQ~[A-Za-z0-9_~.\-]{30,}")
+_BEARER = re.compile(r"(?i)bearer[ \t]+([A-Za-z0-9._~+/\-]{16,}=*)")
+_GATES = {"ArtifactoryDetector": ("AKC", "AP"), "MailchimpDetector": ("-us",)}
+# The words that put a line through the keyword rules, found in the chunk lower-cased in ASCII
+# (``str.lower`` may change its length, and the lines' offsets with it).
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+KEYWORDS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "sig", "contrase")
+
+# A value given to a secret-sounding name: ``DB_PASSWORD=x``, ``"password": "x"``, ``?token=x``.
+_NAME = (
+    r"[\w.\-]*(?:password|passwd|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|"
+    r"private[_\-]?key|signing[_\-]?key|credentials?|auth|[_\-]key|sig)"
+)
+_ASSIGNED = re.compile(
+    rf"(?i)(?P<name>\b{_NAME}[\"']?[ \t]*(?::=|=>|[:=])[ \t]*)"
+    r"(?:(?P<q>[\"'])(?P<quoted>[^\"'\n]+)(?P=q)|(?P<bare>[^\s\"',;&#)}\]]{3,}))"
+)
+_PRIVATE_KEY = re.compile(
+    r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY"
+    r"(?: BLOCK)?-----|\Z)",
+    re.DOTALL,
 )
 
 SECRET_NAME = re.compile(
@@ -31,30 +89,238 @@ SECRET_NAME = re.compile(
 )
 
 
+class RedactionTimeout(TimeoutError):
+    """The scan passed its deadline; the text must not be stored as it is."""
+
+
+Gated = tuple[tuple[str, ...], re.Pattern[str]]
+
+
+@lru_cache(maxsize=1)
+def _detectors() -> tuple[tuple[re.Pattern[str], ...], tuple[Gated, ...], Any]:
+    """The shape patterns (ours and detect-secrets' regex detectors): anchored ones, and gated
+    ones with their gates; and detect-secrets' keyword detector. Loaded once. Left out: the
+    public-IP detector (an address is no secret) and the Cloudant, IBM and SoftLayer ones, whose
+    patterns have no literal to gate on and cost over 100 ms a megabyte each; a key given to
+    such a name is still masked by the keyword rules."""
+    from detect_secrets.plugins import (
+        artifactory,
+        aws,
+        azure_storage_key,
+        basic_auth,
+        discord,
+        github_token,
+        gitlab_token,
+        jwt,
+        keyword,
+        mailchimp,
+        npm,
+        openai,
+        private_key,
+        pypi_token,
+        sendgrid,
+        slack,
+        square_oauth,
+        stripe,
+        telegram_token,
+        twilio,
+    )
+
+    detectors = (
+        artifactory.ArtifactoryDetector,
+        aws.AWSKeyDetector,
+        azure_storage_key.AzureStorageKeyDetector,
+        basic_auth.BasicAuthDetector,
+        discord.DiscordBotTokenDetector,
+        github_token.GitHubTokenDetector,
+        gitlab_token.GitLabTokenDetector,
+        jwt.JwtTokenDetector,
+        mailchimp.MailchimpDetector,
+        npm.NpmDetector,
+        openai.OpenAIDetector,
+        private_key.PrivateKeyDetector,
+        pypi_token.PypiTokenDetector,
+        sendgrid.SendGridDetector,
+        slack.SlackDetector,
+        square_oauth.SquareOAuthDetector,
+        stripe.StripeDetector,
+        telegram_token.TelegramBotTokenDetector,
+        twilio.TwilioKeyDetector,
+    )
+    anchored: list[re.Pattern[str]] = [*TOKEN_PATTERNS, _PRIVATE_KEY]
+    gated: list[Gated] = [
+        (("Q~",), _AZURE_CLIENT_SECRET),
+        (("Bearer", "bearer", "BEARER"), _BEARER),
+    ]
+    for cls in detectors:
+        gate = _GATES.get(cls.__name__)
+        for pattern in cls().denylist:
+            if gate is None:
+                anchored.append(pattern)
+            else:
+                gated.append((gate, pattern))
+    return tuple(anchored), tuple(gated), keyword.KeywordDetector()
+
+
+def _mask_match(match: re.Match[str]) -> str:
+    """Mask what a detector reports as the secret: its groups when they hold the value after a
+    name or a scheme, the whole match when the only group is a token's prefix (``ghp``)."""
+    spans = [match.span(i) for i in range(1, (match.re.groups or 0) + 1) if match.group(i)]
+    start, end = match.span()
+    if not spans or spans[0][0] == start:
+        whole = match.group(0)
+        lead = whole[: len(whole) - len(whole.lstrip())]
+        trail = whole[len(whole.rstrip()) :]
+        return lead + MASK + trail
+    first, last = spans[0][0], max(s[1] for s in spans)
+    text = match.string
+    return text[start:first] + MASK + text[last:end]
+
+
+def _mask_assigned(match: re.Match[str]) -> str:
+    if match.group("quoted") is not None:
+        return f"{match.group('name')}{match.group('q')}{MASK}{match.group('q')}"
+    value = match.group("bare")
+    return match.group(0) if value == MASK else match.group("name") + MASK
+
+
+def _chunks(text: str) -> Iterator[str]:
+    """Pieces of about CHUNK_CHARS, cut after a newline where there is one."""
+    start = 0
+    while start < len(text):
+        end = start + CHUNK_CHARS
+        if end < len(text):
+            newline = text.rfind("\n", start, end)
+            end = newline + 1 if newline > start else end
+        yield text[start:end]
+        start = end
+
+
+def _keyword_line(line: str, keyword_detector: Any) -> str:
+    """A line naming a secret: the value given to the name (ours and detect-secrets' rules; its
+    rules all need a quote)."""
+    line = _ASSIGNED.sub(_mask_assigned, line)
+    if '"' in line or "'" in line:
+        for value in keyword_detector.analyze_string(line):
+            if value and value != MASK:
+                line = line.replace(value, MASK)
+    return line
+
+
+def _lines_holding(chunk: str, words: tuple[str, ...]) -> list[tuple[int, int]]:
+    """(start, end) of each line of ``chunk`` holding one of ``words``, found with ``str.find``
+    (an alternation of words costs hundreds of milliseconds a megabyte)."""
+    spans: dict[int, int] = {}
+    for word in words:
+        at = chunk.find(word)
+        while at >= 0:
+            start = chunk.rfind("\n", 0, at) + 1
+            end = chunk.find("\n", at)
+            end = len(chunk) if end < 0 else end
+            spans[start] = end
+            at = chunk.find(word, end)
+    return sorted(spans.items())
+
+
+def _mask_url(match: re.Match[str]) -> str:
+    return match.group("scheme") + MASK + "@"
+
+
+def _on_lines(chunk: str, spans: list[tuple[int, int]], mask: Callable[[str], str]) -> str:
+    """``chunk`` with ``mask`` applied to the lines at ``spans`` (sorted, disjoint)."""
+    pieces, done = [], 0
+    for start, end in spans:
+        pieces += [chunk[done:start], mask(chunk[start:end])]
+        done = end
+    return "".join([*pieces, chunk[done:]])
+
+
+def _redact_chunk(chunk: str, secrets: list[str], keywords: bool) -> str:
+    """Mask one chunk of whole lines: the secret values and the anchored shapes over the chunk,
+    the gated shapes and the keyword rules on the lines that may hold them."""
+    anchored, gated, keyword_detector = _detectors()
+    for secret in secrets:
+        chunk = chunk.replace(secret, MASK)
+    for pattern in anchored:
+        chunk = pattern.sub(_mask_match, chunk)
+    for gate, pattern in gated:
+        chunk = _on_lines(chunk, _lines_holding(chunk, gate), partial(pattern.sub, _mask_match))
+    chunk = _on_lines(chunk, _lines_holding(chunk, ("://",)), partial(URL_USERINFO.sub, _mask_url))
+    if not keywords:
+        return chunk
+    keyword = partial(_keyword_line, keyword_detector=keyword_detector)
+    return _on_lines(chunk, _lines_holding(chunk.translate(_ASCII_LOWER), KEYWORDS), keyword)
+
+
 def strip_url_credentials(url: str) -> str:
     """``https://user:token@host/r.git`` -> ``https://host/r.git``; scp-style ``git@host:r`` kept
     (the user there is a fixed account name, not a credential)."""
     try:
         parts = urlsplit(url)
     except ValueError:
-        return _URL_USERINFO.sub(lambda m: m.group("scheme"), url)
+        return URL_USERINFO.sub(lambda m: m.group("scheme"), url)
     if parts.scheme and ("@" in parts.netloc):
         host = parts.netloc.rsplit("@", 1)[1]
         return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
     return url
 
 
-def secret_env_values(environ: dict[str, str] | None = None, min_length: int = 6) -> set[str]:
-    """Values of environment variables whose names say they are secret."""
+def found_secrets(text: str, min_length: int = 6) -> set[str]:
+    """The secret values the scanner finds in ``text``: the whole text and each masked-out part
+    at least ``min_length`` long, so either is masked wherever else it reappears."""
+    out = redact_text(text)
+    if out == text:
+        return set()
+    found = {text} if len(text) >= min_length else set()
+    pieces = out.split(MASK)
+    cursor = 0
+    for before, after in itertools.pairwise(pieces):
+        start = text.find(before, cursor)
+        if start < 0:  # not the text with spans masked: the whole value stands for it
+            break
+        cursor = start + len(before)
+        end = text.find(after, cursor) if after else len(text)
+        if end < 0:
+            break
+        if end - cursor >= min_length:
+            found.add(text[cursor:end])
+        cursor = end
+    return found
+
+
+def secret_env_values(environ: Mapping[str, str] | None = None, min_length: int = 6) -> set[str]:
+    """Values of environment variables whose names say they are secret, and the secrets found
+    inside any other variable's value (a webhook in ``NOTIFY_URL``, a password in a JSON
+    ``SETTINGS``)."""
     env = os.environ if environ is None else environ
-    return {v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= min_length}
+    named = {v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= min_length}
+    inside = {s for k, v in env.items() if k not in named for s in found_secrets(v, min_length)}
+    return named | inside
 
 
-def redact_text(text: str, secrets: set[str] | None = None) -> str:
-    """Mask URL credentials, token-shaped strings and the given secret values in free text."""
-    text = _URL_USERINFO.sub(lambda m: m.group("scheme"), text)
-    for pattern in TOKEN_PATTERNS:
-        text = pattern.sub(MASK, text)
-    for secret in sorted(secrets or (), key=len, reverse=True):
+def redact_text(
+    text: str,
+    secrets: set[str] | None = None,
+    deadline: float | None = None,
+    *,
+    keywords: bool = True,
+) -> str:
+    """Mask URL credentials, token shapes, values of secret names and the given secret values in
+    free text. ``deadline`` (a ``time.monotonic()`` instant) bounds the scan: past it,
+    ``RedactionTimeout`` is raised between two chunks. ``keywords=False`` leaves out the rules
+    on secret-sounding names, for text whose names are ours (a fingerprint record names the
+    package ``google-auth`` and its version)."""
+    ordered = sorted(secrets or (), key=len, reverse=True)
+    multiline = [s for s in ordered if "\n" in s]
+    for secret in multiline:  # a chunk boundary may cut these: masked over the whole text
         text = text.replace(secret, MASK)
-    return text
+    text = _PRIVATE_KEY.sub(MASK, text) if "PRIVATE KEY" in text else text  # may span chunks
+    single = [s for s in ordered if "\n" not in s]
+    if len(text) <= CHUNK_CHARS:
+        return _redact_chunk(text, single, keywords)
+    out = []
+    for chunk in _chunks(text):
+        if deadline is not None and time.monotonic() > deadline:
+            raise RedactionTimeout("the secret scan ran past its deadline")
+        out.append(_redact_chunk(chunk, single, keywords))
+    return "".join(out)

@@ -8,7 +8,6 @@ the OS, which keeps a whole capture well under what a single ``pip list`` costs.
 from __future__ import annotations
 
 import contextvars
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from typing import Any
 
 from ..model.fingerprint import SCHEMA_VERSION, Fingerprint, unavailable
 from ..model.hashing import compute_hashes
+from ..settings import settings
 from ..torch_import import load_torch
 from ..version import __version__
 from . import (
@@ -53,8 +53,6 @@ PROBES: dict[str, Probe] = {
     "packages": packages.probe,
     "distributed": distributed.probe,
 }
-
-DEFAULT_TIMEOUT_S = float(os.environ.get("MLFLOW_FINGERPRINT_PROBE_TIMEOUT", "10"))
 
 
 def _first_line(exc: BaseException) -> str:
@@ -121,16 +119,18 @@ def capture(
     run: RunInfo | None = None,
     nvml: Any = None,
     cwd: str | Path | None = None,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
+    timeout_s: float | None = None,
 ) -> Fingerprint:
     """Fingerprint this process now. Never raises for anything a probe meets; never initialises
     CUDA, mutates global state or records a secret.
 
     ``nvml`` takes a pynvml-like object (e.g. a replay of recorded readings); ``cwd`` is where the
-    git probe looks for the repository (default: the current directory).
+    git probe looks for the repository (default: the current directory); ``timeout_s`` bounds
+    each probe (default: ``MLFLOW_FINGERPRINT_PROBE_TIMEOUT``, 10 s).
     """
     ctx = make_context(run, nvml, Path(cwd) if cwd is not None else None)
-    sections = run_probes(ctx, PROBES, timeout_s)
+    timeout = settings().probe_timeout_s if timeout_s is None else timeout_s
+    sections = run_probes(ctx, PROBES, timeout)
     captured_at = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
     record: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,

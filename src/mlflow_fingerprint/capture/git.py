@@ -2,7 +2,7 @@
 
 Two short git processes run side by side (``status`` and ``diff HEAD``); the remote URL loses
 any credentials before it is recorded. The diff text itself is an artifact, not a field: see
-``uncommitted_diff``.
+``read_diff``.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
+import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,11 @@ from .context import ProbeContext
 from .reading import first_line
 
 GIT_TIMEOUT_S = 5.0
+READ_CHUNK = 1 << 20
+# A diff larger than this (or of changed files larger than this) is not hashed into the
+# fingerprint: git would take seconds to write it, and the caller waits for the capture. Its
+# digest is then unavailable, never a partial one.
+DIGEST_MAX_BYTES = 16 * 1024 * 1024
 
 
 def open_repo(start: Path) -> Any:
@@ -50,12 +57,54 @@ def _remote_url(repo: Any) -> str | None:
     return strip_url_credentials(str(url))
 
 
-def uncommitted_diff(repo: Any) -> str:
-    """``git diff HEAD`` of tracked files (staged and unstaged): what makes a tree dirty."""
-    return _run_git(repo, DIFF_ARGS)
+@dataclass(frozen=True)
+class DiffRead:
+    """``git diff HEAD`` read as a stream: its size, line count and digest (of all of it, or of
+    nothing when it was cut at a limit), and its first bytes."""
+
+    size: int
+    lines: int
+    sha256: str | None  # None when the read stopped at ``max_bytes``
+    head: bytes
+
+
+def read_diff(
+    repo: Any, keep_bytes: int, max_bytes: int | None = None, timeout_s: float = GIT_TIMEOUT_S
+) -> DiffRead:
+    """``git diff HEAD`` of tracked files (staged and unstaged: what makes a tree dirty), read in
+    chunks: hashing (which lets go of the GIL) as it arrives, keeping the first ``keep_bytes``,
+    and stopping git at ``max_bytes``. Never decoded or held whole: a 100 MB diff costs the
+    other threads no long hold of the GIL. Git is killed at ``timeout_s``."""
+    handle = _start_git(repo, DIFF_ARGS)  # GitPython's wrapper kills git when collected: kept
+    proc = handle.proc
+    timed_out = threading.Event()
+    watchdog = threading.Timer(timeout_s, lambda: (timed_out.set(), proc.kill()))
+    watchdog.start()
+    digest, head, size, lines = hashlib.sha256(), bytearray(), 0, 0
+    try:
+        while chunk := proc.stdout.read(READ_CHUNK):
+            size += len(chunk)
+            lines += chunk.count(b"\n")
+            digest.update(chunk)
+            if len(head) < keep_bytes:
+                head += chunk[: keep_bytes - len(head)]
+            if max_bytes is not None and size > max_bytes:
+                proc.kill()
+                break
+        err = proc.stderr.read()
+        code = proc.wait()
+    finally:
+        watchdog.cancel()
+    cut = max_bytes is not None and size > max_bytes
+    if not cut and code:
+        if timed_out.is_set():
+            raise TimeoutError(f"git took longer than {timeout_s:g}s")
+        raise RuntimeError(err.decode(errors="replace").strip() or f"exit {code}")
+    return DiffRead(size, lines, None if cut else digest.hexdigest(), bytes(head))
 
 
 DIFF_ARGS = ("diff", "HEAD", "--no-color", "--no-ext-diff")
+RAW_ARGS = ("--no-optional-locks", "diff", "HEAD", "--raw", "-z", "--no-abbrev")
 # --no-optional-locks: a background reader must not take index.lock from the user's own git.
 STATUS_ARGS = ("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=normal")
 
@@ -80,8 +129,20 @@ def _finish_git(handle: Any) -> str:
     return out.decode(errors="replace")
 
 
-def _run_git(repo: Any, args: tuple[str, ...]) -> str:
-    return _finish_git(_start_git(repo, args))
+def changed_bytes(repo: Any) -> int:
+    """The working-tree size of the tracked files that differ from HEAD (from ``git diff
+    --raw``, milliseconds where the diff itself takes git a second per 100 MB before its first
+    byte)."""
+    fields = _finish_git(_start_git(repo, RAW_ARGS)).split("\0")
+    root = Path(repo.working_tree_dir)
+    total = 0
+    for meta, path in zip(fields[::2], fields[1::2], strict=False):
+        if meta.startswith(":"):
+            try:
+                total += (root / path).stat().st_size
+            except OSError:  # deleted in the working tree
+                continue
+    return total
 
 
 def status_counts(porcelain: str) -> tuple[int, int]:
@@ -97,22 +158,35 @@ def status_counts(porcelain: str) -> tuple[int, int]:
 
 def _worktree_state(repo: Any, has_commit: bool) -> dict[str, Any]:
     """``git status`` and ``git diff HEAD`` run side by side: a dirty tree costs the wall time
-    of one process, a clean one the CPU of an empty diff."""
+    of one process, a clean one the CPU of an empty diff; a huge diff is cut at
+    DIGEST_MAX_BYTES."""
     status = _start_git(repo, STATUS_ARGS)
-    diff = _start_git(repo, DIFF_ARGS) if has_commit else None
     state: dict[str, Any] = {}
     try:
-        changed, untracked = status_counts(_finish_git(status))
-        state.update(dirty=changed > 0, changed_count=changed, untracked_count=untracked)
+        if has_commit:
+            too_big = changed_bytes(repo) > DIGEST_MAX_BYTES
+            diff = None if too_big else read_diff(repo, keep_bytes=0, max_bytes=DIGEST_MAX_BYTES)
+            if diff is None or diff.sha256 is None:
+                reason = (
+                    f"the diff (or its files) is over {DIGEST_MAX_BYTES // 2**20} MiB: not hashed"
+                )
+                state["diff_digest"] = unavailable(reason)
+                state["diff_lines"] = unavailable(reason)
+            else:
+                state["diff_digest"] = diff.sha256[:16] if diff.size else None
+                state["diff_lines"] = diff.lines
     except Exception as exc:
-        state["dirty"] = unavailable(f"git status failed: {first_line(exc)}")
-    if diff is not None:
-        try:
-            text = _finish_git(diff)
-            state["diff_digest"] = hashlib.sha256(text.encode()).hexdigest()[:16] if text else None
-            state["diff_lines"] = text.count("\n")
-        except Exception as exc:
-            state["diff_digest"] = unavailable(f"git diff failed: {first_line(exc)}")
+        state["diff_digest"] = unavailable(f"git diff failed: {first_line(exc)}")
+    try:
+        changed, untracked = status_counts(_finish_git(status))
+        state = {
+            "dirty": changed > 0,
+            "changed_count": changed,
+            "untracked_count": untracked,
+            **state,
+        }
+    except Exception as exc:
+        state = {"dirty": unavailable(f"git status failed: {first_line(exc)}"), **state}
     return state
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from ..compare import diff
@@ -13,8 +14,9 @@ from .output import emit
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.atol < 0 or args.rtol < 0:
-        raise UsageError("--atol and --rtol must be >= 0")
+    for name, value in (("--atol", args.atol), ("--rtol", args.rtol)):
+        if not (math.isfinite(value) and value >= 0):  # NaN compares false with everything
+            raise UsageError(f"--atol and --rtol must be >= 0 and finite; {name} is {value}")
     cli_defaults()
     log_target = None
     if args.log_to:

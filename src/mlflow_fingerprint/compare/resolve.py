@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import stat
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -77,7 +78,11 @@ def from_object(value: Fingerprint | Mapping[str, Any], label: str) -> Resolved:
 
 
 def from_file(path: Path, ref: str) -> Resolved:
+    """A record file; a FIFO, device or directory is refused before it is opened (reading a FIFO
+    nobody writes to would wait for ever)."""
     try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise ResolveError(f"cannot read {ref}: not a regular file")
         data = path.read_bytes()
     except OSError as exc:
         raise ResolveError(f"cannot read {ref}: {exc.strerror or exc}") from None

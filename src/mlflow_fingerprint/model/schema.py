@@ -2,6 +2,8 @@
 
 A record from an older release is migrated forward; one from a newer release is refused with a
 message that says so, because guessing at fields we do not know would make the comparator lie.
+A record with none of the sections this release knows is no fingerprint at all, whatever its
+``schema_version`` says: comparing two of them would report "identical" about nothing.
 """
 
 from __future__ import annotations
@@ -67,4 +69,9 @@ def migrate(record: Any, allow_newer: bool = False) -> dict[str, Any]:
     hashes = out.get("hashes", {})
     if not isinstance(hashes, Mapping) or not all(isinstance(v, str) for v in hashes.values()):
         raise FingerprintError("field 'hashes' is not an object of strings")
+    if not any(name in record for name in SECTIONS):
+        raise FingerprintError(
+            f"schema_version {version} but none of the sections a fingerprint holds "
+            f"({', '.join(SECTIONS)})"
+        )
     return out

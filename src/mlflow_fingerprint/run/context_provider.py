@@ -15,14 +15,15 @@ hook, so the artifact cannot be logged from ``tags()``. What this does instead:
   tags through providers) are dropped after a minute.
 
 This module is imported by ``import mlflow`` (entry point discovery), so it imports nothing heavy
-until ``tags()`` runs. ``MLFLOW_FINGERPRINT_DISABLE=1`` turns the provider off.
+until ``tags()`` runs, and nothing it does may raise into MLflow: a failure costs the run its
+fingerprint tags (with one warning), never the run. ``MLFLOW_FINGERPRINT_DISABLE=1`` turns the
+provider off.
 """
 
 from __future__ import annotations
 
 import atexit
 import logging
-import os
 import threading
 import time
 import uuid
@@ -32,7 +33,6 @@ from typing import Any
 
 from mlflow.tracking.context.abstract_context import RunContextProvider
 
-ENV_DISABLE = "MLFLOW_FINGERPRINT_DISABLE"
 SCAN_S = 0.01
 SEARCH_AFTER_S = 2.0
 SEARCH_EVERY_S = 1.0
@@ -43,7 +43,9 @@ _log = logging.getLogger("mlflow_fingerprint")
 
 
 def disabled() -> bool:
-    return os.environ.get(ENV_DISABLE, "").strip().lower() in ("1", "true", "yes", "on")
+    from ..settings import settings
+
+    return settings().disabled
 
 
 @dataclass
@@ -70,13 +72,24 @@ class FingerprintRunContextProvider(RunContextProvider):
     """Adds the fingerprint tags to every run MLflow creates through ``resolve_tags``."""
 
     def in_context(self) -> bool:
-        if disabled():
-            return False
-        from .wrapper import wrapper_is_starting
+        try:
+            if disabled():
+                return False
+            from .wrapper import wrapper_is_starting
 
-        return not wrapper_is_starting()  # ``fingerprinted`` tags its own runs
+            return not wrapper_is_starting()  # ``fingerprinted`` tags its own runs
+        except Exception as exc:  # a broken install or environment must not break start_run
+            _warn_failed(exc)
+            return False
 
     def tags(self) -> dict[str, str]:
+        try:
+            return self._tags()
+        except Exception as exc:
+            _warn_failed(exc)
+            return {}
+
+    def _tags(self) -> dict[str, str]:
         import mlflow
 
         from .. import layout
@@ -102,6 +115,18 @@ def supersede(spool_id: str, fp: Any) -> None:
         for pending in _pending:
             if pending.spool_id == spool_id:
                 pending.fingerprint = fp
+
+
+def _warn_failed(exc: Exception) -> None:
+    import warnings
+
+    from ..errors import FingerprintWarning
+
+    warnings.warn(
+        f"mlflow-fingerprint: this run is not fingerprinted ({type(exc).__name__}: {exc})",
+        FingerprintWarning,
+        stacklevel=3,
+    )
 
 
 def _submit(pending: _Pending) -> None:

@@ -32,7 +32,7 @@ def run_tags(
     return {
         **tagging.fingerprint_tags(fp, secrets),
         **ranks.job_tags(fp),
-        **tagging.safe_tags(extra or {}, secrets),
+        **tagging.safe_tags(extra or {}, secrets, free_text=True),
     }
 
 

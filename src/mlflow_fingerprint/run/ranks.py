@@ -28,9 +28,9 @@ from ..errors import HeterogeneousJobWarning
 from ..model.fingerprint import Fingerprint, get_path
 from ..model.hashing import compute_hashes
 from ..model.vocabulary import METRICS_MODES, MetricsMode
+from ..settings import settings
 from ..tracking import tags as tagging
 
-GATHER_TIMEOUT_S = float(os.environ.get("MLFLOW_FINGERPRINT_GATHER_TIMEOUT", "120"))
 ENV_VARS = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 
 # Per-rank facts whose distinctness across ranks breaks the reproducibility of the all-reduce.
@@ -145,12 +145,12 @@ _SIDE: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 def _side_group(dist: Any) -> Any:
     """A gloo group over all ranks (created once per process group, collectively), bounded by
-    GATHER_TIMEOUT_S."""
+    ``MLFLOW_FINGERPRINT_GATHER_TIMEOUT`` (120 s)."""
     world = dist.group.WORLD
     group = _SIDE.get(world)
     if group is None:
         group = _SIDE[world] = dist.new_group(
-            backend="gloo", timeout=timedelta(seconds=GATHER_TIMEOUT_S)
+            backend="gloo", timeout=timedelta(seconds=settings().gather_timeout_s)
         )
         atexit.register(_destroy_side, dist, weakref.ref(world))
     return group
@@ -282,7 +282,9 @@ def rank_artifacts(
         text = Fingerprint.from_dict(record).to_json()
         items.append(
             tagging.artifact(
-                layout.RANKS_DIR, name, lambda t=text: redact_text(t, secrets).encode()
+                layout.RANKS_DIR,
+                name,
+                lambda t=text: redact_text(t, secrets, keywords=False).encode(),
             )
         )
     return items

@@ -310,12 +310,19 @@ class FingerprintRun:
         if problem:
             writer.warn_once("disk", problem)
         writer.record(start)
-        self._publish(fp, "start", rank_records)
+        self._publish(fp, "start")
         writer.drain()
         if not writer.wait_started(_start_timeout(o.start_timeout_s, uri)):
             writer.warn_offline()
         elif writer.run is not None and not rec.joined:
             rec.attached = self._attach(mlflow, writer.run, uri)
+
+        # Made on the spool thread once the run exists: reading and scanning a large diff must
+        # neither block the caller nor compete with the run's creation.
+        publish.to_writer(
+            writer,
+            [*tagging.side_artifacts(fp, secrets), *ranks.rank_artifacts(rank_records, secrets)],
+        )
 
     def _attach(self, mlflow: Any, run: Any, uri: str) -> bool:
         """Put the run on this thread's fluent stack, so the user's ``mlflow.log_*`` calls in
@@ -398,8 +405,8 @@ class FingerprintRun:
         self, fp: Fingerprint, stage: str, rank_records: Sequence[Mapping[str, Any]] = ()
     ) -> None:
         """Make ``fp`` the run's fingerprint: its tags (already in the run's creation at the
-        start of a run made here), ``fingerprint/fingerprint.json``; at the start, the side
-        artifacts too; and every rank's fingerprint given."""
+        start of a run made here), ``fingerprint/fingerprint.json``, and every rank's fingerprint
+        given. The side artifacts (package list, diff) are queued once the run exists."""
         rec = self._rec
         assert rec is not None
         caps = self._captures
@@ -413,7 +420,7 @@ class FingerprintRun:
                 fp,
                 rec.secrets,
                 tags=stage != "start" or rec.joined,
-                side=stage == "start",
+                side=False,
                 rank_records=rank_records,
             )
             publish.to_writer(rec.writer, items)

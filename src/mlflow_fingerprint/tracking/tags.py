@@ -7,6 +7,7 @@ environment variables) and MLflow's limits (keys ≤ 250 characters, tag values 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -20,12 +21,15 @@ from ..present.summary import (
     tf32_text,
     value_text,
 )
-from ..redact import redact_text
+from ..redact import RedactionTimeout, redact_text
+from ..settings import settings
 from . import events
 
 MAX_KEY = 250
 MAX_TAG_VALUE = 8000
 MAX_PARAM_VALUE = 6000
+DIFF_SCAN_S = 20.0  # a diff under the cap scans in a few seconds
+DIFF_READ_S = 60.0  # git writing the whole diff, off the caller's thread
 
 Record = Mapping[str, Any]
 
@@ -78,11 +82,16 @@ def fingerprint_tags(fp: Fingerprint | Record, secrets: set[str]) -> dict[str, s
 
 
 def safe_tags(
-    tags: Mapping[str, Any], secrets: set[str], limit: int = MAX_TAG_VALUE
+    tags: Mapping[str, Any],
+    secrets: set[str],
+    limit: int = MAX_TAG_VALUE,
+    *,
+    free_text: bool = False,
 ) -> dict[str, str]:
-    """Redacted, length-limited tags (or params, with ``limit=MAX_PARAM_VALUE``)."""
+    """Redacted, length-limited tags (or params, with ``limit=MAX_PARAM_VALUE``). ``free_text``
+    for the user's own tags: the rules on secret-sounding names apply too (``token=...``)."""
     return {
-        clip(key, MAX_KEY): clip(redact_text(str(value), secrets), limit)
+        clip(key, MAX_KEY): clip(redact_text(str(value), secrets, keywords=free_text), limit)
         for key, value in tags.items()
     }
 
@@ -116,32 +125,52 @@ def artifact(path: str, name: str, data: Callable[[], bytes]) -> Artifact:
 def fingerprint_artifact(
     fp: Fingerprint, secrets: set[str], name: str = layout.FINGERPRINT_FILE
 ) -> Artifact:
-    return artifact(layout.ARTIFACT_DIR, name, lambda: redact_text(fp.to_json(), secrets).encode())
+    return artifact(
+        layout.ARTIFACT_DIR,
+        name,
+        lambda: redact_text(fp.to_json(), secrets, keywords=False).encode(),
+    )
 
 
-def _git_diff(record: Record, secrets: set[str]) -> bytes:
+def _git_diff(record: Record, secrets: set[str], cap_bytes: int) -> bytes:
+    """The uncommitted diff, redacted; over ``cap_bytes``, or when the scan runs past
+    DIFF_SCAN_S, one line with its size and digest instead (never the diff unscanned)."""
     from pathlib import Path
 
-    from ..capture.git import open_repo, uncommitted_diff
+    from ..capture.git import open_repo, read_diff
 
     repo = open_repo(Path(str(get_path(record, "git.root") or ".")))
     if repo is None:
         return b""
     with repo:
-        return redact_text(uncommitted_diff(repo), secrets).encode()
+        diff = read_diff(repo, keep_bytes=cap_bytes + 1, timeout_s=DIFF_READ_S)
+    reason = f"{diff.size} bytes, over the cap of {cap_bytes}"
+    if diff.size <= cap_bytes:
+        try:
+            text = diff.head.decode(errors="replace")
+            return redact_text(text, secrets, deadline=time.monotonic() + DIFF_SCAN_S).encode()
+        except RedactionTimeout:
+            reason = f"{diff.size} bytes; the secret scan took over {DIFF_SCAN_S:g} s"
+    return f"# mlflow-fingerprint: diff not stored ({reason}); sha256 {diff.sha256}\n".encode()
 
 
 def side_artifacts(fp: Fingerprint, secrets: set[str]) -> list[Artifact]:
     """The parts too long for a tag, beside the fingerprint: the package list, and the uncommitted
-    git diff when the tree is dirty."""
+    git diff when the tree is dirty (as ``MLFLOW_FINGERPRINT_GIT_DIFF`` says: ``redacted``,
+    ``off``, or a size cap in bytes). Their producers run on the spool thread, never the
+    caller's: reading and scanning a large diff takes seconds."""
+    policy = settings()
     record = fp.to_dict()
     items = []
     packages = get_path(record, "packages.distributions")
     if isinstance(packages, Mapping):
         text = "".join(f"{name}=={version}\n" for name, version in packages.items())
         items.append(artifact(layout.ARTIFACT_DIR, layout.PACKAGES_FILE, lambda: text.encode()))
-    if get_path(record, "git.dirty") is True:
+    if get_path(record, "git.dirty") is True and policy.git_diff != "off":
+        cap = policy.git_diff_cap_bytes
         items.append(
-            artifact(layout.ARTIFACT_DIR, layout.GIT_DIFF_FILE, lambda: _git_diff(record, secrets))
+            artifact(
+                layout.ARTIFACT_DIR, layout.GIT_DIFF_FILE, lambda: _git_diff(record, secrets, cap)
+            )
         )
     return items

@@ -18,7 +18,6 @@ import atexit
 import dataclasses
 import logging
 import posixpath
-import re
 import threading
 import time
 import warnings
@@ -31,6 +30,7 @@ from ..errors import FingerprintWarning
 from ..redact import strip_url_credentials
 from .events import Artifact, Event, Item, JoinRun, Metric, encode
 from .spool import Spool, open_spool
+from .values import storable, valid_key
 
 _log = logging.getLogger("mlflow_fingerprint")
 
@@ -38,15 +38,6 @@ INTERVAL_S = 0.05
 IDLE_S = 1.0
 RETRY_S = 5.0
 CLOSE_TIMEOUT_S = 30.0
-_KEY = re.compile(r"^[/\w.\- :]{1,250}$")
-
-
-def valid_key(key: str) -> bool:
-    """MLflow's rule for metric names, checked before a bad key can sink a whole batch."""
-    if not _KEY.match(key):
-        return False
-    norm = posixpath.normpath(key)
-    return norm == key and norm != "." and not norm.startswith(("..", "/"))
 
 
 def now_ms() -> int:
@@ -91,17 +82,14 @@ class RunWriter:
     # -- caller side -------------------------------------------------------------------------
 
     def log_metrics(self, metrics: Mapping[str, Any], step: int | None = None) -> None:
-        """Append to the buffer; no I/O, no lock. Non-numbers are dropped with one warning."""
+        """Append to the buffer; no I/O, no lock. What MLflow cannot store (a bad step, name or
+        value) is refused here with one warning per kind, so it never reaches the uploader."""
+        checked = storable(metrics, step)
+        for refusal in checked.refused:
+            self.warn_once(f"refused:{refusal.kind}", refusal.message)
         ts = now_ms()
-        for key, value in metrics.items():
-            try:
-                number = value if type(value) is float else float(value)
-            except (TypeError, ValueError):
-                self.warn_once(
-                    f"value:{key}", f"metric {key!r}: {value!r} is not a number; not logged"
-                )
-                continue
-            self._queue.append((key, number, step, ts))
+        for key, number in checked.values:
+            self._queue.append((key, number, checked.step, ts))
 
     def record(self, event: Event, data: Callable[[], bytes] | None = None) -> None:
         """Queue a non-metric event, in order with the metrics; ``data`` produces an artifact's

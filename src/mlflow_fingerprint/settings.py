@@ -1,0 +1,110 @@
+"""Every tuning variable the package reads from the environment, parsed in one place.
+
+A value that does not parse (``MLFLOW_FINGERPRINT_PROBE_TIMEOUT=10s``) falls back to its default
+with one warning, because these are read by ``import mlflow`` itself (the run context provider is
+an entry point): a typo must never break every MLflow program of the environment.
+
+``settings()`` reads ``os.environ`` on each call (a run started after ``os.environ[...] = ...``
+sees the new value); the warning for one bad value is given once, as the parse of a given
+(name, text) pair is remembered.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal, TypeVar
+
+from .errors import FingerprintWarning
+
+PROBE_TIMEOUT = "MLFLOW_FINGERPRINT_PROBE_TIMEOUT"
+GATHER_TIMEOUT = "MLFLOW_FINGERPRINT_GATHER_TIMEOUT"
+GIT_DIFF = "MLFLOW_FINGERPRINT_GIT_DIFF"
+DISABLE = "MLFLOW_FINGERPRINT_DISABLE"
+
+DiffMode = Literal["redacted", "off"]
+# Above this size the diff is not stored, only its digest: scanning it for secrets costs about a
+# second a few megabytes, and a diff that large is rarely read as text anyway.
+DEFAULT_DIFF_CAP_BYTES = 4 * 1024 * 1024
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("", "0", "false", "no", "off")
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The tuning variables, parsed (see each variable's default in ``settings``)."""
+
+    probe_timeout_s: float = 10.0
+    gather_timeout_s: float = 120.0
+    git_diff: DiffMode = "redacted"
+    git_diff_cap_bytes: int = DEFAULT_DIFF_CAP_BYTES
+    disabled: bool = False
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError("not a positive number of seconds")
+    return value
+
+
+def _flag(text: str) -> bool:
+    word = text.strip().lower()
+    if word in _TRUE:
+        return True
+    if word in _FALSE:
+        return False
+    raise ValueError("not one of 1/0, true/false, yes/no, on/off")
+
+
+def _diff(text: str) -> tuple[DiffMode, int]:
+    """``redacted`` (default cap), ``off``, or a cap in bytes (the diff redacted up to it)."""
+    word = text.strip().lower()
+    if word == "redacted":
+        return "redacted", DEFAULT_DIFF_CAP_BYTES
+    if word == "off":
+        return "off", 0
+    cap = int(word)
+    if cap < 0:
+        raise ValueError("a size cap cannot be negative")
+    return "redacted", cap
+
+
+@lru_cache(maxsize=64)
+def _parsed(name: str, text: str, parse: Callable[[str], T], default: T) -> T:
+    """``parse(text)``, else ``default`` with one warning (cached: once per name and text)."""
+    try:
+        return parse(text)
+    except (TypeError, ValueError) as exc:
+        warnings.warn(
+            f"mlflow-fingerprint: {name}={text!r} is not valid ({exc}); using {default!r}",
+            FingerprintWarning,
+            stacklevel=4,
+        )
+        return default
+
+
+def _read(env: Mapping[str, str], name: str, parse: Callable[[str], T], default: T) -> T:
+    text = env.get(name)
+    return default if text is None else _parsed(name, text, parse, default)
+
+
+def settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """The tuning variables of ``environ`` (default: ``os.environ``), each valid or defaulted."""
+    env = os.environ if environ is None else environ
+    base = Settings()
+    mode, cap = _read(env, GIT_DIFF, _diff, (base.git_diff, base.git_diff_cap_bytes))
+    return Settings(
+        probe_timeout_s=_read(env, PROBE_TIMEOUT, _seconds, base.probe_timeout_s),
+        gather_timeout_s=_read(env, GATHER_TIMEOUT, _seconds, base.gather_timeout_s),
+        git_diff=mode,
+        git_diff_cap_bytes=cap,
+        disabled=_read(env, DISABLE, _flag, base.disabled),
+    )

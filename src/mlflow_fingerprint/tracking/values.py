@@ -1,0 +1,102 @@
+"""What a metric value, key and step must be for MLflow to store them, checked at ``log_metrics``.
+
+A value MLflow would refuse must never reach the spool: the uploader would take the refusal of its
+batch for an outage (nothing after it uploaded), and ``fingerprint sync`` would stop on it. So
+every value is checked on the caller's thread, cheaply (a float under a string key, the common
+case, costs two type checks), and what cannot be stored is refused here with a reason; the
+caller warns once per kind (see ``RunWriter.log_metrics``) and training goes on.
+"""
+
+from __future__ import annotations
+
+import operator
+import posixpath
+import re
+import reprlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+# MLflow stores steps as signed 64-bit integers.
+STEP_MIN, STEP_MAX = -(2**63), 2**63 - 1
+_KEY = re.compile(r"^[/\w.\- :]{1,250}$")
+
+RefusalKind = Literal["metrics", "step", "key", "value"]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    kind: RefusalKind
+    message: str
+
+
+@dataclass(frozen=True)
+class Checked:
+    """The storable values of one ``log_metrics`` call, and what was refused."""
+
+    values: list[tuple[str, float]] = field(default_factory=list)
+    step: int | None = None
+    refused: list[Refusal] = field(default_factory=list)
+
+
+def valid_key(key: str) -> bool:
+    """MLflow's rule for metric names."""
+    if not _KEY.match(key):
+        return False
+    norm = posixpath.normpath(key)
+    return norm == key and norm != "." and not norm.startswith(("..", "/"))
+
+
+def _step(step: Any) -> int | None:
+    """An integer step (a numpy integer or a 0-d integer tensor converted), or ValueError."""
+    if step is None:
+        return None
+    if isinstance(step, bool):
+        raise ValueError("a bool is not a step")
+    try:
+        number = operator.index(step)
+    except TypeError:
+        raise ValueError("not an integer") from None
+    if not STEP_MIN <= number <= STEP_MAX:
+        raise ValueError("outside MLflow's 64-bit range")
+    return number
+
+
+def _value(value: Any) -> float:
+    """A float MLflow can store (NaN and infinities included), or ValueError."""
+    if type(value) is float:
+        return value
+    if isinstance(value, (str, bytes)):
+        raise ValueError("text is not a number")
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError("too large for a float") from None
+    except (TypeError, ValueError, RuntimeError) as exc:  # RuntimeError: a multi-value tensor
+        raise ValueError("not a number") from exc
+
+
+def storable(metrics: Any, step: Any) -> Checked:
+    """The values of a ``log_metrics(metrics, step)`` call MLflow can store; never raises."""
+    try:
+        number = _step(step)
+    except ValueError as exc:
+        message = f"step {reprlib.repr(step)} is refused ({exc}); not logged"
+        return Checked(refused=[Refusal("step", message)])
+    if not isinstance(metrics, Mapping):
+        reason = f"log_metrics takes a dict of name -> number, not {type(metrics).__name__}"
+        return Checked(refused=[Refusal("metrics", f"{reason}; not logged")])
+    values: list[tuple[str, float]] = []
+    refused: list[Refusal] = []
+    for key, value in metrics.items():
+        if type(key) is not str or not valid_key(key):
+            refused.append(
+                Refusal("key", f"metric name {key!r} is not valid in MLflow; not logged")
+            )
+            continue
+        try:
+            values.append((key, _value(value)))
+        except ValueError as exc:
+            shown = reprlib.repr(value)
+            refused.append(Refusal("value", f"metric {key!r}: {shown} is refused ({exc})"))
+    return Checked(values, number, refused)
