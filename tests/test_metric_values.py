@@ -17,6 +17,7 @@ from mlflow.tracking import MlflowClient
 import mlflow_fingerprint as mfp
 from infra.stored import metric_pairs
 from mlflow_fingerprint.errors import FingerprintWarning
+from mlflow_fingerprint.tracking.events import JoinRun
 from mlflow_fingerprint.tracking.spool import Spool
 from mlflow_fingerprint.tracking.uploader import RunWriter
 from mlflow_fingerprint.tracking.values import STEP_MAX, STEP_MIN, storable
@@ -80,7 +81,7 @@ def open_writer(uri: str, root: Path) -> tuple[RunWriter, str]:
     client = MlflowClient(uri)
     run = client.create_run(client.create_experiment("values"))
     writer = RunWriter(Spool.create(root), uri).start()
-    writer.record({"e": "start", "run_id": run.info.run_id})
+    writer.record(JoinRun(run.info.run_id))
     return writer, run.info.run_id
 
 
