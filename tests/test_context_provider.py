@@ -17,7 +17,7 @@ from mlflow.tracking.context.registry import _run_context_provider_registry
 import mlflow_fingerprint as mfp
 from mlflow_fingerprint.model.fingerprint import Fingerprint
 from mlflow_fingerprint.run.context_provider import FingerprintRunContextProvider
-from mlflow_fingerprint.tracking.client import SPOOL_ID_TAG
+from mlflow_fingerprint.tracking.client import EXPERIMENT_KIND_TAG, SPOOL_ID_TAG, TRAINING_KIND
 
 REQUIRED = (
     "fingerprint.hash",
@@ -61,6 +61,9 @@ def test_plain_start_run_gets_tags_artifact_and_fast_metrics(sqlite_tracking_uri
         )
     )
     assert fp.hashes["fingerprint"] == tags["fingerprint.hash"]
+    # MLflow's Default experiment, kindless until the fingerprint joined a run in it
+    experiment = MlflowClient().get_experiment(run.info.experiment_id)
+    assert experiment.tags[EXPERIMENT_KIND_TAG] == TRAINING_KIND
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         history = MlflowClient().get_metric_history(run.info.run_id, "loss")

@@ -19,6 +19,14 @@ def _run(uri: str, run_id: str):
     return MlflowClient(uri).get_run(run_id)
 
 
+def _experiment_kind(uri: str, run) -> str | None:
+    from mlflow import MlflowClient
+
+    from mlflow_fingerprint.tracking.client import EXPERIMENT_KIND_TAG
+
+    return MlflowClient(uri).get_experiment(run.info.experiment_id).tags.get(EXPERIMENT_KIND_TAG)
+
+
 def _artifact(run_id: str, tmp_path: Path) -> dict:
     import mlflow
 
@@ -45,7 +53,8 @@ def test_lightning_mlflowlogger_run_is_tagged_by_the_context_provider(
     logger = MLFlowLogger(experiment_name="pl-plain", tracking_uri=sqlite_tracking_uri)
     tags = _run(sqlite_tracking_uri, logger.run_id).data.tags
     assert tags["fingerprint.hash"] != "unavailable"
-    assert "fingerprint.spool_id" in tags
+    assert "mlflow_fingerprint.spool_id" in tags
+    assert "fingerprint.spool_id" not in tags
 
 
 def test_lightning_fit_records_seed_batch_size_and_workers(
@@ -94,6 +103,7 @@ def test_lightning_fit_records_seed_batch_size_and_workers(
     assert tags["fingerprint.batch_size"] == "8"
     assert tags["fingerprint.num_workers"] == "0"
     assert tags["fingerprint.integration"] == "lightning"
+    assert _experiment_kind(sqlite_tracking_uri, run) == "custom_model_development"
     assert run.data.params["batch_size"] == "8"
     record = _artifact(logger.run_id, tmp_path)
     assert record["seeds"]["requested"] == 7
@@ -136,6 +146,7 @@ def test_transformers_trainer_records_its_arguments(
     assert tags["fingerprint.seed"] == "11"
     assert tags["fingerprint.batch_size"] == "4"
     assert tags["fingerprint.integration"] == "transformers"
+    assert _experiment_kind(sqlite_tracking_uri, run) == "custom_model_development"
     record = _artifact(callback.run_id, tmp_path)
     assert record["seeds"]["requested"] == 11
     assert record["data"]["declared"]["batch_size"] == 4

@@ -13,13 +13,16 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from mlflow_fingerprint.cli.main import main as cli
-from mlflow_fingerprint.tracking.client import SPOOL_ID_TAG
+from mlflow_fingerprint.tracking.client import LEGACY_SPOOL_ID_TAG, SPOOL_ID_TAG
 from mlflow_fingerprint.tracking.spool import Spool, encode
 from mlflow_fingerprint.tracking.sync import replay
 
 
-def spooled_run(root: Path, uri: str, steps: int, name: str = "spooled") -> Spool:
-    """A spool as a run writes it when the server is down from the start."""
+def spooled_run(
+    root: Path, uri: str, steps: int, name: str = "spooled", tag: str = SPOOL_ID_TAG
+) -> Spool:
+    """A spool as a run writes it when the server is down from the start (``tag``: the spool id
+    tag's name, which older releases spelled ``fingerprint.spool_id``)."""
     spool = Spool.create(root)
     artifact = spool.write_artifact("fingerprint", "fingerprint.json", b'{"schema_version": 1}')
     records: list[dict[str, Any]] = [
@@ -30,7 +33,7 @@ def spooled_run(root: Path, uri: str, steps: int, name: str = "spooled") -> Spoo
             "experiment_id": None,
             "run_name": name,
             "start_time": 1_700_000_000_000,
-            "tags": {"fingerprint.hash": "abc", SPOOL_ID_TAG: spool.spool_id},
+            "tags": {"fingerprint.hash": "abc", tag: spool.spool_id},
             "tracking_uri": uri,
         },
         {"e": "artifact", "file": str(artifact.relative_to(spool.path)), "path": "fingerprint"},
@@ -49,6 +52,21 @@ def runs_in(experiment: str) -> list[Any]:
     client = MlflowClient()
     exp = client.get_experiment_by_name(experiment)
     return client.search_runs([exp.experiment_id]) if exp else []
+
+
+def test_sync_joins_the_run_an_older_release_created_under_the_old_tag(
+    sqlite_tracking_uri: str, tmp_path: Path
+) -> None:
+    """A spool written before the spool id tag left the ``fingerprint.`` namespace, whose run was
+    created but never acknowledged (a crash in between): sync finds that run by the old tag."""
+    spool = spooled_run(tmp_path / "spool", sqlite_tracking_uri, steps=3, tag=LEGACY_SPOOL_ID_TAG)
+    client = MlflowClient()
+    experiment = client.create_experiment("spooled")
+    created = client.create_run(experiment, tags={LEGACY_SPOOL_ID_TAG: spool.spool_id})
+    assert replay(spool, sqlite_tracking_uri, search=True).caught_up
+    [run] = runs_in("spooled")
+    assert run.info.run_id == created.info.run_id
+    assert len(MlflowClient().get_metric_history(run.info.run_id, "loss")) == 3
 
 
 def test_replay_uploads_in_batches_and_a_second_replay_uploads_nothing(
@@ -260,8 +278,8 @@ def test_a_live_writers_run_is_left_running_then_ended_once_it_is_gone(
     run = the_run()
     assert run.info.status == "KILLED"
     assert run.info.end_time == LAST_T
-    assert run.data.tags["fingerprint.ended_by"] == "sync"
-    assert run.data.tags["fingerprint.end_reason"] == (
+    assert run.data.tags["mlflow_fingerprint.ended_by"] == "sync"
+    assert run.data.tags["mlflow_fingerprint.end_reason"] == (
         f"its writer never ended it: process {child.pid} on {host} exited"
     )
     assert not spool.path.exists()
@@ -281,7 +299,7 @@ def test_a_dead_writers_run_is_ended_killed_at_its_last_value(
     assert "ended it as KILLED" in capsys.readouterr().out
     run = the_run()
     assert (run.info.status, run.info.end_time) == ("KILLED", LAST_T)
-    assert run.data.tags["fingerprint.ended_by"] == "sync"
+    assert run.data.tags["mlflow_fingerprint.ended_by"] == "sync"
     assert [m.step for m in MlflowClient().get_metric_history(run.info.run_id, "loss")] == list(
         range(5)
     )
@@ -317,7 +335,7 @@ def test_the_end_survives_an_unreachable_server_and_the_override_uri(
     assert "uploaded 5 metric values and 3 other records" in capsys.readouterr().out
     run = the_run()
     assert (run.info.status, run.info.end_time) == ("KILLED", LAST_T)
-    assert run.data.tags["fingerprint.ended_by"] == "sync"
+    assert run.data.tags["mlflow_fingerprint.ended_by"] == "sync"
 
 
 def test_a_joined_run_is_left_to_whoever_started_it(
@@ -341,4 +359,4 @@ def test_a_joined_run_is_left_to_whoever_started_it(
     assert "KILLED" not in capsys.readouterr().out
     run = client.get_run(run_id)
     assert run.info.status == "RUNNING"
-    assert "fingerprint.ended_by" not in run.data.tags
+    assert "mlflow_fingerprint.ended_by" not in run.data.tags

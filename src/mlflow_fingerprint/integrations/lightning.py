@@ -24,6 +24,7 @@ except ImportError:  # the older distribution name
     from pytorch_lightning.callbacks import Callback  # type: ignore[no-redef]
 
 from ..model.fingerprint import Fingerprint
+from ..tracking.client import SPOOL_ID_TAG
 from ..tracking.uploader import FingerprintWarning
 from . import _record
 
@@ -62,7 +63,7 @@ class FingerprintCallback(Callback):
             run_id = logger.run_id
             uri = getattr(logger, "_tracking_uri", None) or _mlflow_uri()
             tags = logger.experiment.get_run(run_id).data.tags
-            return run_id, uri, tags.get("fingerprint.spool_id")
+            return run_id, uri, tags.get(SPOOL_ID_TAG)
         import mlflow
 
         active = mlflow.active_run()
@@ -71,7 +72,7 @@ class FingerprintCallback(Callback):
         return (
             active.info.run_id,
             mlflow.get_tracking_uri(),
-            active.data.tags.get("fingerprint.spool_id"),
+            active.data.tags.get(SPOOL_ID_TAG),
         )
 
     def on_train_start(self, trainer: Any, pl_module: Any) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from ..model.fingerprint import Fingerprint
+from ..tracking.client import SPOOL_ID_TAG
 from ..tracking.uploader import FingerprintWarning
 from . import _record
 
@@ -90,7 +91,7 @@ class FingerprintTrainerCallback(TrainerCallback):
             )
             return
         run_id = active.info.run_id
-        _record.replace_provider_pending(active.data.tags.get("fingerprint.spool_id"), fp)
+        _record.replace_provider_pending(active.data.tags.get(SPOOL_ID_TAG), fp)
         self._writer = _record.record_into_run(
             run_id,
             mlflow.get_tracking_uri(),

@@ -4,9 +4,9 @@ At start it seeds (if asked), switches deterministic kernels on (if asked), capt
 fingerprint and queues the run's creation; MLflow itself is only ever spoken to by the run's
 uploader thread (``metrics.RunWriter``), and the caller waits a bounded time for the run id.
 Because train() can still change flags, the fingerprint is captured again when the first
-DataLoader starts iterating (on a background thread) and, if new loaders appeared since or none
-was iterated, at the end; the last capture is the run's fingerprint. Flags changed by
-``deterministic=`` are restored when the run ends, as a context manager would.
+DataLoader starts iterating (on a background thread) and, if the loaders moved on since (new ones,
+more batches) or none was iterated, at the end; the last capture is the run's fingerprint. Flags
+changed by ``deterministic=`` are restored when the run ends, as a context manager would.
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ class FingerprintRun:
         self._joined = False
         self._attached = False
         self._start_fp: Fingerprint | None = None
-        self._published_loaders = 0
+        self._published_loaders: list[Any] = []
         self._recapture: threading.Thread | None = None
         self._captures: list[dict[str, Any]] = []
         self._publish_lock = threading.Lock()
@@ -356,7 +356,7 @@ class FingerprintRun:
         """Make ``fp`` the run's fingerprint: tags and ``fingerprint/fingerprint.json``."""
         with self._publish_lock:
             self.fingerprint = fp
-            self._published_loaders = len(fp.get("data.loaders") or ())
+            self._published_loaders = fp.get("data.loaders") or []
             self._captures.append(
                 {"stage": stage, "captured_at": fp.captured_at, "hashes": dict(fp.hashes)}
             )
@@ -421,7 +421,7 @@ class FingerprintRun:
         if self._recapture is not None:
             self._recapture.join(CAPTURE_JOIN_S)
         assert self._recorder is not None
-        if self._recapture is None or len(self._recorder.loaders()) != self._published_loaders:
+        if self._recapture is None or list(self._recorder.loaders()) != self._published_loaders:
             self._capture_and_publish("end")
         fp = self.fingerprint
         assert fp is not None

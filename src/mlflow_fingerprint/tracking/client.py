@@ -32,10 +32,21 @@ from ..errors import Rejected, Unreachable
 from ..redact import strip_url_credentials
 
 T = TypeVar("T")
+_log = logging.getLogger("mlflow_fingerprint")
 
 THREAD_PREFIX = "mfp-"
 PROBE_TIMEOUT_S = 2.0
-SPOOL_ID_TAG = "fingerprint.spool_id"
+# Bookkeeping tags no person needs to read: outside the ``fingerprint.`` namespace of the run table.
+INTERNAL_PREFIX = "mlflow_fingerprint."
+SPOOL_ID_TAG = INTERNAL_PREFIX + "spool_id"
+ENDED_BY_TAG = INTERNAL_PREFIX + "ended_by"
+END_REASON_TAG = INTERNAL_PREFIX + "end_reason"
+# Where spools written before the rename tagged their runs; ``sync`` still finds those runs.
+LEGACY_SPOOL_ID_TAG = "fingerprint.spool_id"
+# The MLflow 3 UI opens an experiment by this tag; without it the UI guesses, and guesses the GenAI
+# overview for an experiment of training runs. The value is the UI's "Machine learning" kind.
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+TRAINING_KIND = "custom_model_development"
 # MLflow's per-request limits (mlflow/utils/validation.py).
 MAX_METRICS_PER_BATCH = 1000
 MAX_PARAMS_TAGS_PER_BATCH = 100
@@ -145,24 +156,49 @@ def client(uri: str) -> MlflowClient:
 
 
 def resolve_experiment(c: MlflowClient, name: str | None, experiment_id: str | None) -> str:
-    """The experiment id a run goes into: the given id, the named one (created if missing), or
-    MLflow's default experiment."""
-    if experiment_id:
-        return experiment_id
-    if not name:
+    """The experiment id a run goes into: the given id, the named one (created if missing, as a
+    training experiment), or MLflow's default experiment; one without a kind gets the training
+    kind (:func:`mark_training`)."""
+    if experiment_id or not name:
         from mlflow.tracking.default_experiment import DEFAULT_EXPERIMENT_ID
 
-        return DEFAULT_EXPERIMENT_ID
+        experiment_id = experiment_id or DEFAULT_EXPERIMENT_ID
+        mark_training(c, experiment_id)
+        return experiment_id
     found = call(c.get_experiment_by_name, name)
-    if found is not None:
-        return found.experiment_id
+    if found is None:
+        try:
+            return call(c.create_experiment, name, tags={EXPERIMENT_KIND_TAG: TRAINING_KIND})
+        except Rejected:  # created concurrently by another process: read it back
+            found = call(c.get_experiment_by_name, name)
+            if found is None:
+                raise
+    mark_training(c, found.experiment_id, found)
+    return found.experiment_id
+
+
+def mark_training(c: MlflowClient, experiment_id: str, experiment: Any = None) -> None:
+    """Give the experiment MLflow's training kind where it has no kind yet, so the UI opens it on
+    its runs table; a kind someone set stays. Best effort: a store that refuses or does not answer
+    costs the UI its guess, never the run its data (the run's own calls report the outage)."""
     try:
-        return call(c.create_experiment, name)
-    except Rejected:  # created concurrently by another process: read it back
-        found = call(c.get_experiment_by_name, name)
-        if found is None:
-            raise
-        return found.experiment_id
+        if experiment is None:
+            experiment = call(c.get_experiment, experiment_id)
+        if EXPERIMENT_KIND_TAG not in (experiment.tags or {}):
+            call(c.set_experiment_tag, experiment_id, EXPERIMENT_KIND_TAG, TRAINING_KIND)
+    except (Rejected, Unreachable) as exc:
+        _log.debug("experiment kind not set: %s", exc)
+
+
+def mark_run_experiment_training(c: MlflowClient, run_id: str) -> None:
+    """:func:`mark_training` for the experiment of a run someone else created (a plain
+    ``mlflow.start_run``, a trainer's logger) that a fingerprint joins."""
+    try:
+        experiment_id = call(c.get_run, run_id).info.experiment_id
+    except (Rejected, Unreachable) as exc:
+        _log.debug("experiment kind not set: %s", exc)
+        return
+    mark_training(c, experiment_id)
 
 
 def create_run(
@@ -208,14 +244,14 @@ def find_in_process(spool_id: str) -> str | None:
     return None
 
 
-def search_run(c: MlflowClient, spool_id: str) -> str | None:
-    """The run tagged with ``spool_id``, by a tag search over every experiment."""
+def search_run(c: MlflowClient, spool_id: str, tag: str = SPOOL_ID_TAG) -> str | None:
+    """The run tagged with ``spool_id`` (under ``tag``), by a tag search over every experiment."""
     ids = [e.experiment_id for e in call(c.search_experiments, max_results=1000)]
     for part in chunks(ids, 100):
         runs = call(
             c.search_runs,
             list(part),
-            filter_string=f"tags.`{SPOOL_ID_TAG}` = '{spool_id}'",
+            filter_string=f"tags.`{tag}` = '{spool_id}'",
             max_results=1,
         )
         if runs:

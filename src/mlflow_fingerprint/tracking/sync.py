@@ -25,9 +25,6 @@ from . import client as io
 from . import liveness
 from .spool import Spool, encode
 
-ENDED_BY_TAG = "fingerprint.ended_by"
-END_REASON_TAG = "fingerprint.end_reason"
-
 
 @dataclass(frozen=True)
 class Outcome:
@@ -51,11 +48,16 @@ OnStart = Callable[[str, Any], None]
 def _start(c: Any, record: Mapping[str, Any], search: bool) -> tuple[str, Any]:
     """The run id for a start record: the run it joins, the run already tagged with this spool's
     id (``search``: after a crash between creating it and acknowledging that), or a new run.
-    Returns (run id, the Run when created here)."""
+    Returns (run id, the Run when created here). Either way the run's experiment gets the training
+    kind if it has none (:func:`.client.mark_training`)."""
     if record.get("run_id"):
+        io.mark_run_experiment_training(c, record["run_id"])
         return record["run_id"], None
     if search:
-        found = io.search_run(c, record["spool_id"])
+        # a spool written before the tag's rename tagged its run under the old name
+        tags = record.get("tags") or {}
+        tag = io.LEGACY_SPOOL_ID_TAG if io.LEGACY_SPOOL_ID_TAG in tags else io.SPOOL_ID_TAG
+        found = io.search_run(c, record["spool_id"], tag)
         if found:
             return found, None
     experiment_id = io.resolve_experiment(
@@ -194,7 +196,7 @@ def end_as_killed(spool: Spool, state: Unended) -> None:
     """Append the end a dead writer could not write; the next replay uploads it."""
     spool.drop_torn_tail()
     reason = f"its writer never ended it: {state.writer.why}"
-    tags = {ENDED_BY_TAG: "sync", END_REASON_TAG: reason}
+    tags = {io.ENDED_BY_TAG: "sync", io.END_REASON_TAG: reason}
     spool.append(
         [
             encode({"e": "tags", "tags": tags}),
