@@ -259,7 +259,18 @@ def test_flags_set_inside_train_reach_the_fingerprint(
     start = artifact_fingerprint(run.info.run_id, "fingerprint.start.json")
     assert start.get("torch.threads.intra_op") == threads
     assert final.get("torch.threads.intra_op") == wanted
-    assert final.get("data.captured_at_stage") == "first_batch"
+    # seen from the first batch on (the end capture follows only because batches were counted)
+    record = json.loads(
+        Path(
+            mlflow.artifacts.download_artifacts(
+                run_id=run.info.run_id, artifact_path="fingerprint/run.json"
+            )
+        ).read_text()
+    )
+    captures = {c["stage"]: c["hashes"]["numerics"] for c in record["captures"]}
+    assert list(captures) == ["start", "first_batch", "end"]
+    assert captures["first_batch"] == final.hashes["numerics"] != captures["start"]
+    assert final.get("data.loaders.0.batches_seen") == 3  # max_steps, and the batch that ends it
     assert run.data.tags["fingerprint.hash.numerics"] == final.hashes["numerics"]
     assert run.data.tags["fingerprint.batch_size"] == "64"
 
