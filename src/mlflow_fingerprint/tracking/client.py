@@ -43,8 +43,10 @@ ENDED_BY_TAG = INTERNAL_PREFIX + "ended_by"
 END_REASON_TAG = INTERNAL_PREFIX + "end_reason"
 # Where spools written before the rename tagged their runs; ``sync`` still finds those runs.
 LEGACY_SPOOL_ID_TAG = "fingerprint.spool_id"
-# The MLflow 3 UI opens an experiment by this tag; without it the UI guesses, and guesses the GenAI
-# overview for an experiment of training runs. The value is the UI's "Machine learning" kind.
+# MLflow 3's UI tells a training experiment from a GenAI one by this tag, and without it guesses
+# (the GenAI overview, for an experiment of training runs). The value is its "Machine learning"
+# kind. MLflow 3.17's sidebar switch (GenAI | Model training, GenAI at first) overrides the tag
+# there: the addresses the demo prints carry ``?workflowType=machine_learning``.
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 TRAINING_KIND = "custom_model_development"
 # MLflow's per-request limits (mlflow/utils/validation.py).

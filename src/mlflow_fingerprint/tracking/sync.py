@@ -48,8 +48,8 @@ OnStart = Callable[[str, Any], None]
 def _start(c: Any, record: Mapping[str, Any], search: bool) -> tuple[str, Any]:
     """The run id for a start record: the run it joins, the run already tagged with this spool's
     id (``search``: after a crash between creating it and acknowledging that), or a new run.
-    Returns (run id, the Run when created here). Either way the run's experiment gets the training
-    kind if it has none (:func:`.client.mark_training`)."""
+    Returns (run id, the Run when created here). A joined run's experiment, and a new run's, get
+    the training kind where they have none (:func:`.client.mark_training`)."""
     if record.get("run_id"):
         io.mark_run_experiment_training(c, record["run_id"])
         return record["run_id"], None
