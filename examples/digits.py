@@ -264,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     rank = torch.distributed.get_rank() if distributed() else 0
     if rank == 0:  # only rank 0 has the run
         last = mlflow.last_active_run()
-        print(json.dumps({"run_id": last.info.run_id if last else None, **result}), flush=True)
+        ids = {"run_id": last.info.run_id, "experiment_id": last.info.experiment_id} if last else {}
+        print(json.dumps({"run_id": None, **ids, **result}), flush=True)
     if distributed():
         torch.distributed.destroy_process_group()
     return 0

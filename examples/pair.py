@@ -23,38 +23,52 @@ DIGITS = HERE / "digits.py"
 @dataclass(frozen=True)
 class Trained:
     run_id: str
+    experiment_id: str | None
     name: str
     seconds: float
     val_error: float
+
+
+def live() -> bool:
+    """A person watches the output: a step counter is drawn in place. Piped, each run gets one
+    line instead, and the counter's carriage returns never reach a log."""
+    return sys.stdout.isatty() and sys.stderr.isatty()
+
+
+def child_env() -> dict[str, str]:
+    """The environment of the training and diff processes: MLflow's INFO lines (creating the
+    store's tables, its migrations) left out unless the user asked for a log level."""
+    return {"MLFLOW_LOGGING_LEVEL": "WARNING", **os.environ}
 
 
 def train(
     name: str, args: Sequence[str], experiment: str, tracking_uri: str | None, ranks: int = 1
 ) -> Trained:
     """One digits run in a fresh interpreter (``ranks`` > 1: a ``torchrun`` job of that many
-    processes, one MLflow run); its progress lines pass through to our stderr."""
+    processes, one MLflow run). On a terminal its step counter passes through to our stderr;
+    piped, the run's line is finished when it is done."""
     launcher = [sys.executable]
     if ranks > 1:
         launcher += ["-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={ranks}"]
-    cmd = [
-        *launcher,
-        str(DIGITS),
-        *args,
-        "--experiment",
-        experiment,
-        "--run-name",
-        name,
-        "--progress",
-    ]
+    cmd = [*launcher, str(DIGITS), *args, "--experiment", experiment, "--run-name", name]
+    if live():
+        cmd.append("--progress")
     if tracking_uri:
         cmd += ["--tracking-uri", tracking_uri]
     on = f" on {ranks} ranks" if ranks > 1 else ""
-    print(f"  training {name}{on}: digits.py {' '.join(args)}", flush=True)
+    line = f"  training {name}{on}: digits.py {' '.join(args)}"
+    print(line, end="\n" if live() else "", flush=True)
     start = time.monotonic()
-    out = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True)
-    print("\r" + " " * 40 + "\r", end="", file=sys.stderr, flush=True)
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True, env=child_env())
+    seconds = time.monotonic() - start
+    if live():
+        print("\r" + " " * 40 + "\r", end="", file=sys.stderr, flush=True)
+    else:
+        print(f"  ... done in {seconds:.0f}s", flush=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    return Trained(result["run_id"], name, time.monotonic() - start, result["val_error"])
+    return Trained(
+        result["run_id"], result.get("experiment_id"), name, seconds, result["val_error"]
+    )
 
 
 def diff(a: str, b: str, tracking_uri: str | None, fmt: str = "text") -> int:
@@ -63,7 +77,18 @@ def diff(a: str, b: str, tracking_uri: str | None, fmt: str = "text") -> int:
     if tracking_uri:
         cmd += ["--tracking-uri", tracking_uri]
     print(f"\n$ fingerprint diff {a} {b}", flush=True)
-    return subprocess.run(cmd, check=False).returncode
+    return subprocess.run(cmd, check=False, env=child_env()).returncode
+
+
+def log_report(a: str, b: str, tracking_uri: str | None) -> int:
+    """``fingerprint diff A B --format html --log-to B``: the report stored in run B, where the
+    MLflow UI's artifact viewer shows it; returns the diff's exit status."""
+    cmd = [sys.executable, "-m", "mlflow_fingerprint.cli", "diff", a, b, "--format", "html"]
+    cmd += ["--log-to", b]
+    if tracking_uri:
+        cmd += ["--tracking-uri", tracking_uri]
+    print(f"\n$ fingerprint diff {a} {b} --format html --log-to {b} > /dev/null", flush=True)
+    return subprocess.run(cmd, stdout=subprocess.DEVNULL, check=False, env=child_env()).returncode
 
 
 def run_pair(

@@ -153,7 +153,7 @@ def test_rich_text_has_the_same_content_in_colour(store, runs):
 def test_log_to_stores_the_report_as_an_artifact(capsys, store, runs):
     from mlflow import MlflowClient
 
-    code, _, _ = run_cli(
+    code, _, err = run_cli(
         capsys,
         runs["a"],
         runs["seed1"],
@@ -165,10 +165,10 @@ def test_log_to_stores_the_report_as_an_artifact(capsys, store, runs):
         runs["seed1"],
     )
     assert code == 1
+    path = f"{layout.REPORT_DIR}/{runs['a'][:12]}_vs_{runs['seed1'][:12]}.md"
     listed = MlflowClient(store).list_artifacts(runs["seed1"], layout.REPORT_DIR)
-    assert [a.path for a in listed] == [
-        f"{layout.REPORT_DIR}/{runs['a'][:12]}_vs_{runs['seed1'][:12]}.md"
-    ]
+    assert [a.path for a in listed] == [path]
+    assert f"report stored in run {runs['seed1']} as {path}" in err
 
 
 def closed_port():

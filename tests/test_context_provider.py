@@ -53,7 +53,7 @@ def test_plain_start_run_gets_tags_artifact_and_fast_metrics(sqlite_tracking_uri
     tags = MlflowClient().get_run(run.info.run_id).data.tags
     for key in REQUIRED:
         assert key in tags, key
-    assert tags[layout.TAG_SPOOL_ID]
+    assert tags[layout.INTERNAL_SPOOL_ID]
     assert wait_for_artifact(run.info.run_id, layout.FINGERPRINT_ARTIFACT)
     fp = Fingerprint.load(
         mlflow.artifacts.download_artifacts(
@@ -61,6 +61,9 @@ def test_plain_start_run_gets_tags_artifact_and_fast_metrics(sqlite_tracking_uri
         )
     )
     assert fp.hashes["fingerprint"] == tags[layout.TAG_HASH]
+    # MLflow's Default experiment, kindless until the fingerprint joined a run in it
+    experiment = MlflowClient().get_experiment(run.info.experiment_id)
+    assert experiment.tags[layout.MLFLOW_EXPERIMENT_KIND] == layout.EXPERIMENT_KIND_TRAINING
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         history = MlflowClient().get_metric_history(run.info.run_id, "loss")

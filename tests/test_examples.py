@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from mlflow_fingerprint import layout
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # script -> (the field the diff must rank first, the verdict it must reach)
@@ -63,3 +65,47 @@ def test_tf32_scenario_without_a_gpu_diffs_recorded_gpus(tmp_path: Path) -> None
     a100, v100 = out.stdout.split("$ fingerprint diff v100")
     assert TOP.search(a100).group(1) == "numerics.fp32_precision.cuda_matmul"
     assert "No differences that can change results." in v100
+
+
+DEMO_URL = re.compile(
+    r"^  http://127\.0\.0\.1:5000/#/experiments/(\d+)/runs/([0-9a-f]{32})"
+    r"\?workflowType=machine_learning$",
+    re.M,
+)
+
+
+@pytest.mark.slow
+def test_demo_piped_is_clean_and_leaves_the_report_in_run_b(tmp_path: Path) -> None:
+    """``make demo | tee log``: no MLflow INFO lines, no carriage returns, one line per run,
+    the A-vs-B report stored in run B, and the address of run B's page in the UI."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    env["MLFLOW_FINGERPRINT_SPOOL"] = str(tmp_path / "spool")
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "demo.py")],
+        cwd=tmp_path,  # MLflow's default store: ./mlflow.db
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stdout[-3000:]
+    text = out.stdout
+    assert "\r" not in text
+    for noise in (" INFO ", "alembic", "Creating initial MLflow database tables"):
+        assert noise not in text, noise
+    runs = re.findall(r"^  training (\S+): digits\.py .* \.\.\. done in \d+s$", text, re.M)
+    assert runs == ["A", "A-again", "B"], text
+    experiment_id, run_id = DEMO_URL.search(text).groups()
+    from mlflow import MlflowClient
+
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    run = client.get_run(run_id)
+    assert run.info.run_name == "B"
+    assert run.info.experiment_id == experiment_id
+    kind = client.get_experiment(experiment_id).tags[layout.MLFLOW_EXPERIMENT_KIND]
+    assert kind == layout.EXPERIMENT_KIND_TRAINING
+    (report,) = client.list_artifacts(run_id, layout.REPORT_DIR)
+    assert report.path.endswith(f"_vs_{run_id[:12]}.html")
+    assert f"report stored in run {run_id} as {report.path}" in text
+    assert "--backend-store-uri sqlite:///mlflow.db --port 5000" in text

@@ -297,8 +297,8 @@ def test_training_process_sigkilled_mid_run_then_sync(
     assert run.info.status == "KILLED"
     last = max(m.timestamp for m in client.get_metric_history(run.info.run_id, "loss"))
     assert run.info.end_time == last
-    assert run.data.tags[layout.TAG_ENDED_BY] == "sync"
-    assert f"process {child.pid}" in run.data.tags[layout.TAG_END_REASON]
+    assert run.data.tags[layout.INTERNAL_ENDED_BY] == "sync"
+    assert f"process {child.pid}" in run.data.tags[layout.INTERNAL_END_REASON]
     again = cli("sync", "--tracking-uri", team_uri, env={**os.environ})
     assert again.returncode == 0
     assert b"nothing to sync" in again.stdout

@@ -21,6 +21,16 @@ def _run(uri: str, run_id: str):
     return MlflowClient(uri).get_run(run_id)
 
 
+def _experiment_kind(uri: str, run) -> str | None:
+    from mlflow import MlflowClient
+
+    return (
+        MlflowClient(uri)
+        .get_experiment(run.info.experiment_id)
+        .tags.get(layout.MLFLOW_EXPERIMENT_KIND)
+    )
+
+
 def _artifact(run_id: str, tmp_path: Path) -> dict:
     import mlflow
 
@@ -47,7 +57,8 @@ def test_lightning_mlflowlogger_run_is_tagged_by_the_context_provider(
     logger = MLFlowLogger(experiment_name="pl-plain", tracking_uri=sqlite_tracking_uri)
     tags = _run(sqlite_tracking_uri, logger.run_id).data.tags
     assert tags[layout.TAG_HASH] != "unavailable"
-    assert layout.TAG_SPOOL_ID in tags
+    assert layout.INTERNAL_SPOOL_ID in tags
+    assert layout.TAG_LEGACY_SPOOL_ID not in tags
 
 
 def test_lightning_fit_records_seed_batch_size_and_workers(
@@ -96,7 +107,8 @@ def test_lightning_fit_records_seed_batch_size_and_workers(
     assert tags[layout.TAG_BATCH_SIZE] == "8"
     assert tags[layout.TAG_NUM_WORKERS] == "0"
     assert tags[layout.TAG_INTEGRATION] == "lightning"
-    assert run.data.params[layout.PARAM_BATCH_SIZE] == "8"
+    assert _experiment_kind(sqlite_tracking_uri, run) == layout.EXPERIMENT_KIND_TRAINING
+    assert run.data.params["batch_size"] == "8"
     record = _artifact(logger.run_id, tmp_path)
     assert record["seeds"]["requested"] == 7
     assert record["data"]["loaders"][0]["batch_size"] == 8
@@ -138,6 +150,7 @@ def test_transformers_trainer_records_its_arguments(
     assert tags[layout.TAG_SEED] == "11"
     assert tags[layout.TAG_BATCH_SIZE] == "4"
     assert tags[layout.TAG_INTEGRATION] == "transformers"
+    assert _experiment_kind(sqlite_tracking_uri, run) == layout.EXPERIMENT_KIND_TRAINING
     record = _artifact(callback.run_id, tmp_path)
     assert record["seeds"]["requested"] == 11
     assert record["data"]["declared"]["batch_size"] == 4

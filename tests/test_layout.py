@@ -75,7 +75,7 @@ class C:
     assert sorted(layout_literals(source)) == [
         (8, layout.TAG_HASH),
         (9, layout.RANKS_DIR + "/rank-"),
-        (10, layout.TAG_SPOOL_ID),
+        (10, layout.TAG_LEGACY_SPOOL_ID),
         (17, layout.REPORT_DIR),
     ]
 
@@ -125,8 +125,16 @@ FILES = {
 
 @pytest.mark.parametrize(
     "group",
-    [TAGS, ARTIFACTS, FILES, _constants("PARAM_"), _constants("EVENT_"), _constants("MLFLOW_")],
-    ids=["tags", "artifacts", "files", "params", "events", "mlflow"],
+    [
+        TAGS,
+        _constants("INTERNAL_"),
+        ARTIFACTS,
+        FILES,
+        _constants("PARAM_"),
+        _constants("EVENT_"),
+        _constants("MLFLOW_"),
+    ],
+    ids=["tags", "internal", "artifacts", "files", "params", "events", "mlflow"],
 )
 def test_names_are_distinct(group: dict[str, str]) -> None:
     assert len(group) >= 2
@@ -136,6 +144,7 @@ def test_names_are_distinct(group: dict[str, str]) -> None:
 def test_tags_obey_mlflow_limits() -> None:
     keys = [*TAGS.values(), *layout.HASH_TAGS.values(), layout.distinct_tag("torch_versions")]
     keys += [*_constants("PARAM_").values(), *_constants("MLFLOW_").values()]
+    keys += _constants("INTERNAL_").values()
     for key in keys:
         assert len(key) <= 250, key
         # MLflow accepts alphanumerics, underscores, dashes, periods, slashes and spaces in keys;
@@ -145,6 +154,9 @@ def test_tags_obey_mlflow_limits() -> None:
         if name != "TAG_PREFIX":
             assert key.startswith(layout.TAG_PREFIX), name
     assert layout.TAG_DISTRIBUTED_BACKEND.startswith(layout.DISTRIBUTED_TAG_PREFIX)
+    for name, key in _constants("INTERNAL_").items():  # bookkeeping: out of the fingerprint. tags
+        assert key.startswith(layout.INTERNAL_TAG_PREFIX), name
+        assert not key.startswith(layout.TAG_PREFIX), name
 
 
 def test_artifact_paths_are_their_folder_and_file() -> None:

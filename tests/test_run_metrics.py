@@ -107,5 +107,5 @@ def test_values_spooled_before_a_crash_are_uploaded_by_sync(
     assert run.data.tags[layout.TAG_SEED] == "0"
     # Its process is dead, so sync ends it, as KILLED (never FINISHED) at its last value's time.
     assert run.info.status == "KILLED"
-    assert run.data.tags[layout.TAG_ENDED_BY] == "sync"
+    assert run.data.tags[layout.INTERNAL_ENDED_BY] == "sync"
     assert run.info.end_time == max(m.timestamp for m in history)

@@ -10,6 +10,7 @@ import pytest
 import mlflow_fingerprint as mfp
 from mlflow_fingerprint import layout
 from mlflow_fingerprint.model.fingerprint import Fingerprint
+from mlflow_fingerprint.model.hashing import compute_hashes
 from mlflow_fingerprint.redact import secret_env_values
 from mlflow_fingerprint.tracking.tags import (
     MAX_KEY,
@@ -96,8 +97,50 @@ def test_params_only_when_known(captured: Fingerprint) -> None:
     assert run_params(captured, set()) == {}
     loaders = [{"batch_size": 32, "num_workers": 2}]
     fp = with_fields(captured, data__loaders=loaders, seeds__requested=0)
-    assert run_params(fp, set()) == {
-        layout.PARAM_BATCH_SIZE: "32",
-        layout.PARAM_NUM_WORKERS: "2",
-        layout.PARAM_SEED: "0",
-    }
+    assert run_params(fp, set()) == {"batch_size": "32", "num_workers": "2", "seed": "0"}
+
+
+@pytest.mark.parametrize(
+    ("loaders", "declared", "shown"),
+    [
+        # validation loader first in the record, training loader iterated most: training wins
+        (
+            [
+                {"batch_size": 256, "num_workers": 0, "batches_seen": 3},
+                {"batch_size": 64, "num_workers": 2, "batches_seen": 80},
+            ],
+            {},
+            ("64", "2"),
+        ),
+        # no counts (a trainer callback's loader, an older record): the first loader seen
+        (
+            [{"batch_size": 16, "num_workers": 4}, {"batch_size": 128, "num_workers": 0}],
+            {},
+            ("16", "4"),
+        ),
+        # no loader seen: what the call declared
+        ([], {"batch_size": 8, "num_workers": 1}, ("8", "1")),
+    ],
+)
+def test_tags_and_params_show_the_training_loader_alone(
+    captured: Fingerprint,
+    loaders: list[dict[str, int]],
+    declared: dict[str, int],
+    shown: tuple[str, str],
+) -> None:
+    fp = with_fields(captured, data__loaders=loaders, data__declared=declared)
+    tags = fingerprint_tags(fp, set())
+    assert (tags[layout.TAG_BATCH_SIZE], tags[layout.TAG_NUM_WORKERS]) == shown
+    params = run_params(fp, set())
+    assert (params["batch_size"], params["num_workers"]) == shown
+    assert fp.get("data.loaders") == loaders  # every loader's values stay in the fingerprint
+
+
+def test_batches_seen_is_in_no_hash(captured: Fingerprint) -> None:
+    """Two runs of one recipe, one stopped earlier, have the same recipe hash."""
+    base = {"batch_size": 64, "num_workers": 2}
+    early = with_fields(captured, data__loaders=[{**base, "batches_seen": 10}])
+    late = with_fields(captured, data__loaders=[{**base, "batches_seen": 900}])
+    other = with_fields(captured, data__loaders=[{**base, "batch_size": 32, "batches_seen": 10}])
+    assert compute_hashes(early.to_dict()) == compute_hashes(late.to_dict())
+    assert compute_hashes(early.to_dict())["recipe"] != compute_hashes(other.to_dict())["recipe"]

@@ -76,16 +76,13 @@ def test_decorated_digits_run_has_tags_artifact_params_and_every_metric(
         assert key in run.data.tags, key
     tags = run.data.tags
     assert tags[layout.TAG_SEED] == "0"
-    assert tags[layout.TAG_BATCH_SIZE] == "32,256"  # train and validation loaders, undeclared
-    assert tags[layout.TAG_NUM_WORKERS] == "2,0"
+    # the training loader's (the validation loader's 256 and 0 stay in the fingerprint), undeclared
+    assert tags[layout.TAG_BATCH_SIZE] == "32"
+    assert tags[layout.TAG_NUM_WORKERS] == "2"
     assert tags[layout.TAG_GPU] == "none"
     assert tags[layout.TAG_DEVICE] == "cpu"  # a CPU torch build computes nowhere else
     assert tags[layout.TAG_TORCH] == torch.__version__
-    assert run.data.params == {
-        layout.PARAM_BATCH_SIZE: "32,256",
-        layout.PARAM_NUM_WORKERS: "2,0",
-        layout.PARAM_SEED: "0",
-    }
+    assert run.data.params == {"batch_size": "32", "num_workers": "2", "seed": "0"}
 
     fp = artifact_fingerprint(run.info.run_id)
     assert tags[layout.TAG_HASH] == fp.hashes["fingerprint"]
@@ -96,6 +93,10 @@ def test_decorated_digits_run_has_tags_artifact_params_and_every_metric(
     assert train_loader["worker_init_fn"] == "mlflow_fingerprint.run.seeding.seed_worker"
     assert train_loader["generator"] == {"present": True, "initial_seed": 0}
     assert train_loader["dataset"]["length"] == len(loaders[0].dataset)
+    assert train_loader["batches_seen"] == 26  # max_steps, and the batch that ends the loop
+    val_loader = fp.get("data.loaders.1")
+    assert (val_loader["batch_size"], val_loader["num_workers"]) == (256, 0)
+    assert val_loader["batches_seen"] == -(-len(loaders[1].dataset) // 256)
     assert fp.get("seeds.requested") == 0
     assert fp.get("seeds.seeded_by") == "mlflow_fingerprint.fingerprinted"
 
@@ -261,7 +262,18 @@ def test_flags_set_inside_train_reach_the_fingerprint(
     start = artifact_fingerprint(run.info.run_id, layout.START_FILE)
     assert start.get("torch.threads.intra_op") == threads
     assert final.get("torch.threads.intra_op") == wanted
-    assert final.get("data.captured_at_stage") == "first_batch"
+    # seen from the first batch on (the end capture follows only because batches were counted)
+    record = json.loads(
+        Path(
+            mlflow.artifacts.download_artifacts(
+                run_id=run.info.run_id, artifact_path=layout.RUN_ARTIFACT
+            )
+        ).read_text()
+    )
+    captures = {c["stage"]: c["hashes"]["numerics"] for c in record["captures"]}
+    assert list(captures) == ["start", "first_batch", "end"]
+    assert captures["first_batch"] == final.hashes["numerics"] != captures["start"]
+    assert final.get("data.loaders.0.batches_seen") == 3  # max_steps, and the batch that ends it
     assert run.data.tags[layout.TAG_HASH_NUMERICS] == final.hashes["numerics"]
     assert run.data.tags[layout.TAG_BATCH_SIZE] == "64"
 

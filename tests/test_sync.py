@@ -18,8 +18,11 @@ from mlflow_fingerprint.tracking.spool import Spool, encode
 from mlflow_fingerprint.tracking.sync import replay
 
 
-def spooled_run(root: Path, uri: str, steps: int, name: str = "spooled") -> Spool:
-    """A spool as a run writes it when the server is down from the start."""
+def spooled_run(
+    root: Path, uri: str, steps: int, name: str = "spooled", tag: str = layout.INTERNAL_SPOOL_ID
+) -> Spool:
+    """A spool as a run writes it when the server is down from the start (``tag``: the spool id
+    tag's name, which older releases spelled ``fingerprint.spool_id``)."""
     spool = Spool.create(root)
     artifact = spool.write_artifact(
         layout.ARTIFACT_DIR, layout.FINGERPRINT_FILE, b'{"schema_version": 1}'
@@ -32,7 +35,7 @@ def spooled_run(root: Path, uri: str, steps: int, name: str = "spooled") -> Spoo
             "experiment_id": None,
             "run_name": name,
             "start_time": 1_700_000_000_000,
-            "tags": {layout.TAG_HASH: "abc", layout.TAG_SPOOL_ID: spool.spool_id},
+            "tags": {layout.TAG_HASH: "abc", tag: spool.spool_id},
             "tracking_uri": uri,
         },
         {
@@ -55,6 +58,23 @@ def runs_in(experiment: str) -> list[Any]:
     client = MlflowClient()
     exp = client.get_experiment_by_name(experiment)
     return client.search_runs([exp.experiment_id]) if exp else []
+
+
+def test_sync_joins_the_run_an_older_release_created_under_the_old_tag(
+    sqlite_tracking_uri: str, tmp_path: Path
+) -> None:
+    """A spool written before the spool id tag left the ``fingerprint.`` namespace, whose run was
+    created but never acknowledged (a crash in between): sync finds that run by the old tag."""
+    spool = spooled_run(
+        tmp_path / "spool", sqlite_tracking_uri, steps=3, tag=layout.TAG_LEGACY_SPOOL_ID
+    )
+    client = MlflowClient()
+    experiment = client.create_experiment("spooled")
+    created = client.create_run(experiment, tags={layout.TAG_LEGACY_SPOOL_ID: spool.spool_id})
+    assert replay(spool, sqlite_tracking_uri, search=True).caught_up
+    [run] = runs_in("spooled")
+    assert run.info.run_id == created.info.run_id
+    assert len(MlflowClient().get_metric_history(run.info.run_id, "loss")) == 3
 
 
 def test_replay_uploads_in_batches_and_a_second_replay_uploads_nothing(
@@ -266,8 +286,8 @@ def test_a_live_writers_run_is_left_running_then_ended_once_it_is_gone(
     run = the_run()
     assert run.info.status == "KILLED"
     assert run.info.end_time == LAST_T
-    assert run.data.tags[layout.TAG_ENDED_BY] == "sync"
-    assert run.data.tags[layout.TAG_END_REASON] == (
+    assert run.data.tags[layout.INTERNAL_ENDED_BY] == "sync"
+    assert run.data.tags[layout.INTERNAL_END_REASON] == (
         f"its writer never ended it: process {child.pid} on {host} exited"
     )
     assert not spool.path.exists()
@@ -287,7 +307,7 @@ def test_a_dead_writers_run_is_ended_killed_at_its_last_value(
     assert "ended it as KILLED" in capsys.readouterr().out
     run = the_run()
     assert (run.info.status, run.info.end_time) == ("KILLED", LAST_T)
-    assert run.data.tags[layout.TAG_ENDED_BY] == "sync"
+    assert run.data.tags[layout.INTERNAL_ENDED_BY] == "sync"
     assert [m.step for m in MlflowClient().get_metric_history(run.info.run_id, "loss")] == list(
         range(5)
     )
@@ -323,7 +343,7 @@ def test_the_end_survives_an_unreachable_server_and_the_override_uri(
     assert "uploaded 5 metric values and 3 other records" in capsys.readouterr().out
     run = the_run()
     assert (run.info.status, run.info.end_time) == ("KILLED", LAST_T)
-    assert run.data.tags[layout.TAG_ENDED_BY] == "sync"
+    assert run.data.tags[layout.INTERNAL_ENDED_BY] == "sync"
 
 
 def test_a_joined_run_is_left_to_whoever_started_it(
@@ -347,4 +367,4 @@ def test_a_joined_run_is_left_to_whoever_started_it(
     assert "KILLED" not in capsys.readouterr().out
     run = client.get_run(run_id)
     assert run.info.status == "RUNNING"
-    assert layout.TAG_ENDED_BY not in run.data.tags
+    assert layout.INTERNAL_ENDED_BY not in run.data.tags

@@ -50,11 +50,17 @@ HASH_TAGS: Final[Mapping[str, str]] = MappingProxyType(
     }
 )
 
-# --- Bookkeeping tags: which spool fed the run, who recorded it, who ended it -------------------
-TAG_SPOOL_ID: Final = "fingerprint.spool_id"
+# --- Which integration recorded the run (a person may filter on it) ----------------------------
 TAG_INTEGRATION: Final = "fingerprint.integration"
-TAG_ENDED_BY: Final = "fingerprint.ended_by"
-TAG_END_REASON: Final = "fingerprint.end_reason"
+
+# --- Bookkeeping tags no person needs to read: which spool fed the run, who ended it. They live
+# outside the ``fingerprint.`` namespace a person scans in the run table ------------------------
+INTERNAL_TAG_PREFIX: Final = "mlflow_fingerprint."
+INTERNAL_SPOOL_ID: Final = "mlflow_fingerprint.spool_id"
+INTERNAL_ENDED_BY: Final = "mlflow_fingerprint.ended_by"
+INTERNAL_END_REASON: Final = "mlflow_fingerprint.end_reason"
+# Where spools written before that rename tagged their runs: ``sync`` still finds those runs.
+TAG_LEGACY_SPOOL_ID: Final = "fingerprint.spool_id"
 
 # --- Distributed jobs (one run for the whole job, written by rank 0) ----------------------------
 TAG_WORLD_SIZE: Final = "fingerprint.world_size"
@@ -112,6 +118,12 @@ PARAM_SEED: Final = "seed"
 # --- MLflow's own system tags that the decorator sets when it creates a run ---------------------
 MLFLOW_RUN_NAME: Final = "mlflow.runName"
 MLFLOW_PARENT_RUN_ID: Final = "mlflow.parentRunId"
+# MLflow 3's UI tells a training experiment from a GenAI one by this experiment tag, and without
+# it guesses (the GenAI overview, for an experiment of training runs). The value is its "model
+# training" kind. MLflow 3.17's sidebar switch (GenAI | Model training) overrides the tag there, so
+# the addresses the demo prints carry ``?workflowType=machine_learning``.
+MLFLOW_EXPERIMENT_KIND: Final = "mlflow.experimentKind"
+EXPERIMENT_KIND_TRAINING: Final = "custom_model_development"
 
 # --- Spool events: the kind of each line of a spool (its ``"e"`` field) -------------------------
 EventKind = Literal["start", "tags", "params", "m", "artifact", "end"]

@@ -41,11 +41,13 @@ def run(args: argparse.Namespace) -> int:
         from ..tracking.report_artifact import log_report
 
         mlflow_client, run_id = log_target
-        log_report(
+        path = log_report(
             mlflow_client,
             run_id,
             report,
             render(report, args.format, args.all),
             EXTENSIONS[args.format],
         )
+        # on stderr: stdout is the report itself, often redirected to a file
+        print(f"fingerprint: report stored in run {run_id} as {path}", file=sys.stderr)
     return report.exit_code

@@ -63,7 +63,7 @@ class FingerprintCallback(Callback):
             run_id = logger.run_id
             uri = getattr(logger, "_tracking_uri", None) or _mlflow_uri()
             tags = logger.experiment.get_run(run_id).data.tags
-            return run_id, uri, tags.get(layout.TAG_SPOOL_ID)
+            return run_id, uri, tags.get(layout.INTERNAL_SPOOL_ID)
         import mlflow
 
         active = mlflow.active_run()
@@ -72,7 +72,7 @@ class FingerprintCallback(Callback):
         return (
             active.info.run_id,
             mlflow.get_tracking_uri(),
-            active.data.tags.get(layout.TAG_SPOOL_ID),
+            active.data.tags.get(layout.INTERNAL_SPOOL_ID),
         )
 
     def on_train_start(self, trainer: Any, pl_module: Any) -> None:

@@ -49,6 +49,7 @@ VOLATILE: tuple[str, ...] = (
     "seeds.state_digests",
     "seeds.captured_at_stage",
     "data.captured_at_stage",
+    "data.loaders.*.batches_seen",  # how far the run got, not how it was set up
     "git.root",
     "git.branch",
     "git.remote_url",

@@ -121,12 +121,26 @@ def seed_text(record: Record) -> str:
     return f"unseeded (torch initial seed {initial})" if isinstance(initial, int) else "unseeded"
 
 
+def training_loader(record: Record) -> Mapping[str, Any] | None:
+    """The loader that yielded most batches (the first seen among equals: the training loop's
+    loader starts first), or None where the run saw no loader."""
+    loaders = [x for x in get_path(record, "data.loaders") or [] if isinstance(x, Mapping)]
+    if not loaders:
+        return None
+
+    def batches(loader: Mapping[str, Any]) -> int:
+        seen = loader.get("batches_seen")
+        return seen if isinstance(seen, int) and not isinstance(seen, bool) else 0
+
+    return max(loaders, key=batches)  # max keeps the first of equals
+
+
 def loaders_value(record: Record, key: str) -> str:
-    """One loader's value, several joined with ``,``, a declared value, or ``unknown``."""
-    loaders = get_path(record, "data.loaders") or []
-    values = [str(loader.get(key)) for loader in loaders if isinstance(loader, Mapping)]
-    if values:
-        return ",".join(dict.fromkeys(values))
+    """The training loader's value (the other loaders' stay in the fingerprint), else the
+    declared value, else ``unknown``."""
+    loader = training_loader(record)
+    if loader is not None:
+        return str(loader.get(key))
     declared = get_path(record, f"data.declared.{key}")
     return str(declared) if declared is not None else "unknown"
 

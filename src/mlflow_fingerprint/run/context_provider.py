@@ -104,7 +104,7 @@ class FingerprintRunContextProvider(RunContextProvider):
             uuid.uuid4().hex, fp, secrets, mlflow.get_tracking_uri(), spool_root(), time.monotonic()
         )
         _submit(pending)
-        return {**fingerprint_tags(fp, secrets), layout.TAG_SPOOL_ID: pending.spool_id}
+        return {**fingerprint_tags(fp, secrets), layout.INTERNAL_SPOOL_ID: pending.spool_id}
 
 
 def supersede(spool_id: str, fp: Any) -> None:

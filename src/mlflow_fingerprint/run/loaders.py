@@ -2,8 +2,10 @@
 
 While a run is open, ``DataLoader.__iter__`` is wrapped so every loader iterated anywhere in the
 process is described once; loaders passed to the decorated function are described up front. The
-wrapper is installed when the first recorder starts and the original restored when the last one
-stops, so nothing stays patched outside a run.
+batches each set-up yielded are counted too (``batches_seen``), by the loader iterator's
+``__next__``: the set-up that yielded most is the training loader, whose batch size and workers
+the run's tags show. The wrappers are installed when the first recorder starts and the originals
+restored when the last one stops, so nothing stays patched outside a run.
 """
 
 from __future__ import annotations
@@ -13,12 +15,15 @@ import functools
 import json
 import threading
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..model.fingerprint import unavailable
 from .seeding import optional_torch
 
 OnFirst = Callable[[], None]
+# Set on a loader iterator: the set-ups its batches count for.
+COUNTERS_ATTR = "_mlflow_fingerprint_counters"
 
 
 def qualified_name(obj: Any) -> str | None:
@@ -171,35 +176,48 @@ def find_loaders(values: Iterable[Any]) -> list[Any]:
     return found
 
 
+@dataclass
+class _SetUp:
+    """One distinct loader set-up of a run and the batches its iterators have yielded so far."""
+
+    description: dict[str, Any]
+    batches: int = 0
+
+
 class LoaderRecorder:
-    """The distinct DataLoader set-ups of one run, in the order first seen; calls
-    ``on_first_iter`` once, when the first loader starts iterating (train() is under way).
+    """The distinct DataLoader set-ups of one run, in the order first seen, with the batches each
+    yielded; calls ``on_first_iter`` once, when the first loader starts iterating (train() is
+    under way).
 
     Loaders are told apart by their description, not their identity: a loader re-created every
     epoch is one set-up, not one entry per epoch (which would also change the recipe hash)."""
 
     def __init__(self, on_first_iter: OnFirst | None = None) -> None:
-        self._seen: dict[str, dict[str, Any]] = {}
+        self._seen: dict[str, _SetUp] = {}
         self._on_first_iter = on_first_iter
         self._iterated = False
         self._lock = threading.Lock()
 
-    def add(self, loader: Any) -> None:
+    def add(self, loader: Any) -> _SetUp:
         description = describe(loader)
         key = json.dumps(description, sort_keys=True, default=str)
         with self._lock:
-            self._seen.setdefault(key, description)
+            return self._seen.setdefault(key, _SetUp(description))
 
-    def iterated(self, loader: Any) -> None:
-        self.add(loader)
+    def iterated(self, loader: Any) -> _SetUp:
+        """Record that ``loader`` starts an iteration; returns the set-up its batches count for."""
+        setup = self.add(loader)
         with self._lock:
             first, self._iterated = not self._iterated, True
         if first and self._on_first_iter is not None:
             self._on_first_iter()
+        return setup
 
     def loaders(self) -> tuple[dict[str, Any], ...]:
+        """``data.loaders``: each set-up's description and ``batches_seen`` (kept out of every
+        hash: how far a run got is not how it was set up)."""
         with self._lock:
-            return tuple(self._seen.values())
+            return tuple({**s.description, "batches_seen": s.batches} for s in self._seen.values())
 
     def start(self) -> LoaderRecorder:
         _install(self)
@@ -212,37 +230,60 @@ class LoaderRecorder:
 # One patch for all open recorders (runs can nest), installed while any is open.
 _active: list[LoaderRecorder] = []
 _patch_lock = threading.Lock()
-_original_iter: Any = None
+_originals: dict[str, Any] = {}
+
+
+def _iterator_type(torch: Any) -> Any:
+    """The base class of torch's loader iterators, whose ``__next__`` yields every batch; None
+    where this torch has none by that name (batches are then not counted)."""
+    iterator = getattr(torch.utils.data.dataloader, "_BaseDataLoaderIter", None)
+    return iterator if iterator is not None and "__next__" in vars(iterator) else None
 
 
 def _install(recorder: LoaderRecorder) -> None:
-    global _original_iter
     torch = optional_torch()
     if torch is None:
         return
     loader_type = torch.utils.data.DataLoader
+    iterator_type = _iterator_type(torch)
     with _patch_lock:
         if not _active:
-            original = loader_type.__iter__
-            _original_iter = original
+            original_iter = _originals["iter"] = loader_type.__iter__
 
-            @functools.wraps(original)
+            @functools.wraps(original_iter)
             def recording_iter(self: Any) -> Any:
+                setups = []
                 for rec in list(_active):
                     with contextlib.suppress(Exception):  # never stop the training loop
-                        rec.iterated(self)
-                return original(self)
+                        setups.append(rec.iterated(self))
+                iterator = original_iter(self)
+                with contextlib.suppress(Exception):  # an iterator that takes no attributes
+                    setattr(iterator, COUNTERS_ATTR, setups)
+                return iterator
 
             loader_type.__iter__ = recording_iter
+            if iterator_type is not None:
+                original_next = _originals["next"] = iterator_type.__next__
+
+                @functools.wraps(original_next)
+                def counting_next(self: Any) -> Any:
+                    batch = original_next(self)
+                    for setup in getattr(self, COUNTERS_ATTR, ()):
+                        setup.batches += 1
+                    return batch
+
+                iterator_type.__next__ = counting_next
         _active.append(recorder)
 
 
 def _uninstall(recorder: LoaderRecorder) -> None:
-    global _original_iter
     torch = optional_torch()
     with _patch_lock:
         if recorder in _active:
             _active.remove(recorder)
-        if not _active and _original_iter is not None and torch is not None:
-            torch.utils.data.DataLoader.__iter__ = _original_iter
-            _original_iter = None
+        if _active or torch is None:
+            return
+        if "iter" in _originals:
+            torch.utils.data.DataLoader.__iter__ = _originals.pop("iter")
+        if "next" in _originals:
+            _iterator_type(torch).__next__ = _originals.pop("next")

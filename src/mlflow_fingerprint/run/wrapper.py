@@ -4,9 +4,9 @@ At start it seeds (if asked), switches deterministic kernels on (if asked), capt
 fingerprint and queues the run's creation; MLflow itself is only ever spoken to by the run's
 uploader thread (``metrics.RunWriter``), and the caller waits a bounded time for the run id.
 Because train() can still change flags, the fingerprint is captured again when the first
-DataLoader starts iterating (on a background thread) and, if new loaders appeared since or none
-was iterated, at the end; the last capture is the run's fingerprint. Flags changed by
-``deterministic=`` are restored when the run ends, as a context manager would.
+DataLoader starts iterating (on a background thread) and, if the loaders moved on since (new ones,
+more batches) or none was iterated, at the end; the last capture is the run's fingerprint. Flags
+changed by ``deterministic=`` are restored when the run ends, as a context manager would.
 
 A run's state is its own: a writer built from its own tracking URI (MLflow's global URI and the
 environment are never changed), its place as the current run of the calling context while
@@ -169,7 +169,7 @@ class _Captures:
     """The fingerprints taken during the run: the last one is the run's (``publish``)."""
 
     fingerprint: Fingerprint | None = None
-    published_loaders: int = 0
+    published_loaders: tuple[Any, ...] = ()  # the loaders (and their batch counts) published
     stages: list[dict[str, Any]] = field(default_factory=list)
     recapture: threading.Thread | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -376,7 +376,7 @@ class FingerprintRun:
         if active is not None and not nested:
             return JoinRun(active.info.run_id, strip_url_credentials(uri))
         run_name = o.run_name or fresh_run_name()
-        own = {layout.TAG_SPOOL_ID: spool_id, layout.MLFLOW_RUN_NAME: run_name}
+        own = {layout.INTERNAL_SPOOL_ID: spool_id, layout.MLFLOW_RUN_NAME: run_name}
         if active is not None:
             own[layout.MLFLOW_PARENT_RUN_ID] = active.info.run_id
         with _provider_off():
@@ -412,7 +412,7 @@ class FingerprintRun:
         caps = self._captures
         with caps.lock:
             caps.fingerprint = fp
-            caps.published_loaders = len(fp.get("data.loaders") or ())
+            caps.published_loaders = tuple(fp.get("data.loaders") or ())
             caps.stages.append(
                 {"stage": stage, "captured_at": fp.captured_at, "hashes": dict(fp.hashes)}
             )
@@ -480,7 +480,7 @@ class FingerprintRun:
         if caps.recapture is not None:
             caps.recapture.join(CAPTURE_JOIN_S)
         assert self._prep is not None
-        if caps.recapture is None or len(self._prep.recorder.loaders()) != caps.published_loaders:
+        if caps.recapture is None or tuple(self._prep.recorder.loaders()) != caps.published_loaders:
             self._capture_and_publish("end")
         fp = caps.fingerprint
         assert fp is not None

@@ -34,6 +34,7 @@ from ..redact import strip_url_credentials
 from . import events
 
 T = TypeVar("T")
+_log = logging.getLogger("mlflow_fingerprint")
 
 THREAD_PREFIX = "mfp-"
 PROBE_TIMEOUT_S = 2.0
@@ -146,24 +147,58 @@ def client(uri: str) -> MlflowClient:
 
 
 def resolve_experiment(c: MlflowClient, name: str | None, experiment_id: str | None) -> str:
-    """The experiment id a run goes into: the given id, the named one (created if missing), or
-    MLflow's default experiment."""
-    if experiment_id:
-        return experiment_id
-    if not name:
+    """The experiment id a run goes into: the given id, the named one (created if missing, as a
+    training experiment), or MLflow's default experiment; one without a kind gets the training
+    kind (:func:`mark_training`)."""
+    if experiment_id or not name:
         from mlflow.tracking.default_experiment import DEFAULT_EXPERIMENT_ID
 
-        return DEFAULT_EXPERIMENT_ID
+        experiment_id = experiment_id or DEFAULT_EXPERIMENT_ID
+        mark_training(c, experiment_id)
+        return experiment_id
     found = call(c.get_experiment_by_name, name)
-    if found is not None:
-        return found.experiment_id
+    if found is None:
+        try:
+            return call(
+                c.create_experiment,
+                name,
+                tags={layout.MLFLOW_EXPERIMENT_KIND: layout.EXPERIMENT_KIND_TRAINING},
+            )
+        except Rejected:  # created concurrently by another process: read it back
+            found = call(c.get_experiment_by_name, name)
+            if found is None:
+                raise
+    mark_training(c, found.experiment_id, found)
+    return found.experiment_id
+
+
+def mark_training(c: MlflowClient, experiment_id: str, experiment: Any = None) -> None:
+    """Give the experiment MLflow's training kind where it has no kind yet, so the UI opens it on
+    its runs table; a kind someone set stays. Best effort: a store that refuses or does not answer
+    costs the UI its guess, never the run its data (the run's own calls report the outage)."""
     try:
-        return call(c.create_experiment, name)
-    except Rejected:  # created concurrently by another process: read it back
-        found = call(c.get_experiment_by_name, name)
-        if found is None:
-            raise
-        return found.experiment_id
+        if experiment is None:
+            experiment = call(c.get_experiment, experiment_id)
+        if layout.MLFLOW_EXPERIMENT_KIND not in (experiment.tags or {}):
+            call(
+                c.set_experiment_tag,
+                experiment_id,
+                layout.MLFLOW_EXPERIMENT_KIND,
+                layout.EXPERIMENT_KIND_TRAINING,
+            )
+    except (Rejected, Unreachable) as exc:
+        _log.debug("experiment kind not set: %s", exc)
+
+
+def mark_run_experiment_training(c: MlflowClient, run_id: str) -> None:
+    """:func:`mark_training` for the experiment of a run someone else created (a plain
+    ``mlflow.start_run``, a trainer's logger) that a fingerprint joins."""
+    try:
+        experiment_id = call(c.get_run, run_id).info.experiment_id
+    except (Rejected, Unreachable) as exc:
+        _log.debug("experiment kind not set: %s", exc)
+        return
+    mark_training(c, experiment_id)
 
 
 def create_run(
@@ -204,19 +239,19 @@ def find_in_process(spool_id: str) -> str | None:
     and has not ended: a scan of MLflow's in-memory run stacks, no request."""
     for stack in _fluent_stacks():
         for run in list(stack):
-            if run.data.tags.get(layout.TAG_SPOOL_ID) == spool_id:
+            if run.data.tags.get(layout.INTERNAL_SPOOL_ID) == spool_id:
                 return run.info.run_id
     return None
 
 
-def search_run(c: MlflowClient, spool_id: str) -> str | None:
-    """The run tagged with ``spool_id``, by a tag search over every experiment."""
+def search_run(c: MlflowClient, spool_id: str, tag: str = layout.INTERNAL_SPOOL_ID) -> str | None:
+    """The run tagged with ``spool_id`` (under ``tag``), by a tag search over every experiment."""
     ids = [e.experiment_id for e in call(c.search_experiments, max_results=1000)]
     for part in chunks(ids, 100):
         runs = call(
             c.search_runs,
             list(part),
-            filter_string=f"tags.`{layout.TAG_SPOOL_ID}` = '{spool_id}'",
+            filter_string=f"tags.`{tag}` = '{spool_id}'",
             max_results=1,
         )
         if runs:

@@ -62,11 +62,16 @@ OnStart = Callable[[str, Any], None]
 def _start(c: Any, event: JoinRun | CreateRun, search: bool) -> tuple[str, Any]:
     """The run id for a start event: the run it joins, the run already tagged with this spool's
     id (``search``: after a crash between creating it and acknowledging that), or a new run.
-    Returns (run id, the Run when created here)."""
+    Returns (run id, the Run when created here). A joined run's experiment, and a new run's, get
+    the training kind where they have none (:func:`.client.mark_training`)."""
     if isinstance(event, JoinRun):
+        io.mark_run_experiment_training(c, event.run_id)
         return event.run_id, None
     if search and event.spool_id:
-        found = io.search_run(c, event.spool_id)
+        # a spool written before the tag's rename tagged its run under the old name
+        legacy = layout.TAG_LEGACY_SPOOL_ID in event.tags
+        tag = layout.TAG_LEGACY_SPOOL_ID if legacy else layout.INTERNAL_SPOOL_ID
+        found = io.search_run(c, event.spool_id, tag)
         if found:
             return found, None
     experiment_id = io.resolve_experiment(c, event.experiment_name, event.experiment_id)
@@ -223,7 +228,7 @@ def end_as_killed(spool: Spool, state: Unended) -> None:
     """Append the end a dead writer could not write; the next replay uploads it."""
     spool.drop_torn_tail()
     reason = f"its writer never ended it: {state.writer.why}"
-    tags = {layout.TAG_ENDED_BY: "sync", layout.TAG_END_REASON: reason}
+    tags = {layout.INTERNAL_ENDED_BY: "sync", layout.INTERNAL_END_REASON: reason}
     spool.append(
         [
             encode(Tags(tags)),
