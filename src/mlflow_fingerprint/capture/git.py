@@ -1,20 +1,22 @@
 """The code: commit, branch, dirty state and a digest of the uncommitted diff, via GitPython.
 
-Two short git processes run side by side (``status`` and ``diff HEAD``); the remote URL loses
-any credentials before it is recorded. The diff text itself is an artifact, not a field: see
+Two short git processes run side by side (``status`` and ``diff HEAD``), their output read from
+temporary files rather than pipes (``process``); the remote URL loses any credentials before it
+is recorded. The diff text itself is an artifact, not a field: see
 ``uncommitted_diff``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import subprocess
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..model.fingerprint import unavailable
 from ..redact import strip_url_credentials
+from . import process
 from .context import ProbeContext
 from .reading import first_line
 
@@ -60,24 +62,21 @@ DIFF_ARGS = ("diff", "HEAD", "--no-color", "--no-ext-diff")
 STATUS_ARGS = ("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=normal")
 
 
-def _start_git(repo: Any, args: tuple[str, ...]) -> Any:
-    return repo.git.execute(["git", *args], as_process=True)
+def _start_git(repo: Any, args: tuple[str, ...]) -> process.Started:
+    """git with its output going to temporary files (see ``process``): a DataLoader worker
+    forked meanwhile must not hold the reader up until it exits."""
+    executable = getattr(type(repo.git), "GIT_PYTHON_GIT_EXECUTABLE", None) or "git"
+    env = {**os.environ, "LC_ALL": "C", "LANGUAGE": "C", "GIT_TERMINAL_PROMPT": "0"}
+    where = str(repo.working_tree_dir or repo.git_dir)
+    return process.start([executable, "-C", where, *args], env=env)
 
 
-def _finish_git(handle: Any) -> str:
-    """Wait for git, killing it at GIT_TIMEOUT_S rather than leaving it behind (GitPython's own
-    ``kill_after_timeout`` starts a watchdog thread per call). ``handle`` is GitPython's wrapper,
-    which kills the process when collected, so it stays referenced until the process is done."""
-    proc = handle.proc
-    try:
-        out, err = proc.communicate(timeout=GIT_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        raise TimeoutError(f"git took longer than {GIT_TIMEOUT_S:g}s") from None
-    if proc.returncode:
-        raise RuntimeError(err.decode(errors="replace").strip() or f"exit {proc.returncode}")
-    return out.decode(errors="replace")
+def _finish_git(started: process.Started) -> str:
+    """git's stdout, waiting at most GIT_TIMEOUT_S (then git is killed, not left behind)."""
+    code, out, err = process.finish(started, GIT_TIMEOUT_S)
+    if code:
+        raise RuntimeError(err.strip() or f"exit {code}")
+    return out
 
 
 def _run_git(repo: Any, args: tuple[str, ...]) -> str:

@@ -10,11 +10,18 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from .curves import enablers_left, late_divergence, ruled_out_note, set_aside
 from .enablers import find_enablers
 from .fields import field_changes
 from .ranking import rank
 from .report import Difference, Enabler, MetricComparison, Report
 from .resolve import Resolved, resolve
+
+UNEXPLAINED_NOTE = (
+    "Nothing recorded differs in a way that fits these curves, and nothing both runs allowed "
+    "can vary them: the cause is outside the fingerprint (an environment variable the program "
+    "reads, a data file, code outside the project)."
+)
 
 
 def verdict_of(
@@ -95,8 +102,18 @@ def diff(
             notes.append("the runs share no metric" + (" of those named" if metrics else ""))
     else:
         notes.append("only MLflow runs carry metrics; fingerprint fields compared only")
+    verdict = verdict_of(compared, differences, enablers)
+    late = late_divergence(compared, atol, rtol)
+    if late is not None:
+        differences, ruled = set_aside(differences, *late)
+        possible = [d for d in differences if d.field not in ruled]
+        verdict = verdict_of(compared, possible, enablers_left(enablers))
+        if verdict == "unexplained":
+            notes.append(ruled_out_note(*late))
+    if verdict == "unexplained":
+        notes.append(UNEXPLAINED_NOTE)
     return Report(
-        verdict=verdict_of(compared, differences, enablers),
+        verdict=verdict,
         a=ra.ref,
         b=rb.ref,
         differences=differences,

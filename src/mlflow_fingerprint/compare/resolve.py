@@ -173,6 +173,9 @@ def from_run(ref: str, tracking_uri: str | None, experiment: str | None) -> Reso
         )
     info = run.info
     record, notes = download_record(mlflow_client, info.run_id, ref, uri)
+    params = tracking.user_params(dict(run.data.params))
+    if params:
+        record = {**record, "params": params}
     return Resolved(
         RunRef(ref, info.run_id, "run", info.run_name, str(info.experiment_id)),
         record,

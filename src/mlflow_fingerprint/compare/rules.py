@@ -1001,6 +1001,11 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
+# The recipe's rules live in their own module, built on Rule above (hence the late import).
+from .recipe_rules import RECIPE_RULES  # noqa: E402
+
+RULES = RULES + RECIPE_RULES
+
 
 def _parts(pattern: str) -> tuple[str, ...]:
     return tuple(pattern.split("."))

@@ -22,7 +22,14 @@ HASH_LENGTH = 16
 GROUPS: dict[str, tuple[str, ...]] = {
     "env": ("gpu", "cuda", "torch", "python", "platform", "packages.digest", "distributed.env"),
     "numerics": ("numerics", "determinism", "torch.threads", "cuda.computed_on"),
-    "recipe": ("seeds", "data", "git", "distributed.world_size", "distributed.backend"),
+    "recipe": (
+        "seeds",
+        "data",
+        "git",
+        "program",
+        "distributed.world_size",
+        "distributed.backend",
+    ),
 }
 
 # Fields hashed in another group: thread counts change reduction order, and a CUDA machine can
@@ -59,6 +66,8 @@ VOLATILE: tuple[str, ...] = (
     "distributed.local_rank",
     "distributed.ranks",
     "distributed.hostname",
+    "program.entry.tracked",  # whether git tracks a file changes nothing it computes
+    "program.sources.untracked",
 )
 
 

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 from ..capture import RunInfo, capture
 from ..capture.context import DeterminismRequest
+from ..capture.program import call_arguments
 from ..capture.seeds import rng_state_digests
 from ..model.fingerprint import Fingerprint
 from ..redact import redact_text, secret_env_values, strip_url_credentials
@@ -137,8 +138,11 @@ class FingerprintRun:
     """One open run: what ``with fingerprinted(...) as run`` gives (``run.run_id``,
     ``run.fingerprint``, ``run.log_metrics``, ``run.flush``)."""
 
-    def __init__(self, options: Options, loaders: list[Any]) -> None:
+    def __init__(
+        self, options: Options, loaders: list[Any], call: Mapping[str, Any] | None = None
+    ) -> None:
         self.options = options
+        self._call = MappingProxyType(dict(call or {}))  # the decorated function's scalars
         self.fingerprint: Fingerprint | None = None
         self._initial_loaders = loaders
         self._writer: metrics.RunWriter | None = None
@@ -292,6 +296,7 @@ class FingerprintRun:
                 self._determinism.mode, SEEDED_BY, self._determinism.actions
             ),
             stage=stage,
+            call=self._call,
         )
 
     def _start_record(
@@ -501,7 +506,8 @@ class Fingerprinted:
 
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            run = FingerprintRun(options, find_loaders([*args, *kwargs.values()])).open()
+            call = call_arguments(func, args, kwargs)
+            run = FingerprintRun(options, find_loaders([*args, *kwargs.values()]), call).open()
             try:
                 result = func(*args, **kwargs)
             except BaseException as exc:

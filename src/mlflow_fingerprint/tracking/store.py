@@ -21,6 +21,14 @@ HASH_TAGS = {
     "recipe": "fingerprint.hash.recipe",
 }
 SEED_TAG = "fingerprint.seed"
+# Params the run wrapper logs from the fingerprint itself (``tags.run_params``): compared there.
+OWN_PARAMS = frozenset({"batch_size", "num_workers", "seed"})
+
+
+def user_params(params: dict[str, str]) -> dict[str, str]:
+    """The params a run logged itself (its own hyperparameters, Lightning's or HF's), as the
+    comparator's ``params`` section: what the user changed is often only there."""
+    return {name: value for name, value in sorted(params.items()) if name not in OWN_PARAMS}
 
 
 def shown(uri: str) -> str:
