@@ -94,6 +94,17 @@ def status_counts(porcelain: str) -> tuple[int, int]:
     return changed, untracked
 
 
+MAX_UNTRACKED_LISTED = 200
+
+
+def untracked_files(porcelain: str) -> list[str]:
+    """The untracked paths (a directory ends with ``/``), relative to the repository root, at
+    most MAX_UNTRACKED_LISTED: the comparator reads from them whether a script that ran was
+    tracked, without another git process during the run."""
+    paths = [entry[3:] for entry in porcelain.split("\0") if entry.startswith("?? ")]
+    return sorted(paths)[:MAX_UNTRACKED_LISTED]
+
+
 def _worktree_state(repo: Any, has_commit: bool) -> dict[str, Any]:
     """``git status`` and ``git diff HEAD`` run side by side: a dirty tree costs the wall time
     of one process, a clean one the CPU of an empty diff."""
@@ -101,8 +112,10 @@ def _worktree_state(repo: Any, has_commit: bool) -> dict[str, Any]:
     diff = _start_git(repo, DIFF_ARGS) if has_commit else None
     state: dict[str, Any] = {}
     try:
-        changed, untracked = status_counts(_finish_git(status))
+        porcelain = _finish_git(status)
+        changed, untracked = status_counts(porcelain)
         state.update(dirty=changed > 0, changed_count=changed, untracked_count=untracked)
+        state["untracked_files"] = untracked_files(porcelain)
     except Exception as exc:
         state["dirty"] = unavailable(f"git status failed: {first_line(exc)}")
     if diff is not None:

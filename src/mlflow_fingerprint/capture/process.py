@@ -15,6 +15,8 @@ non-inheritable anyway), so git is given ``-C`` instead of a working directory.
 
 from __future__ import annotations
 
+import os
+import select
 import shutil
 import subprocess
 import tempfile
@@ -57,13 +59,31 @@ def start(cmd: Sequence[str], env: Mapping[str, str] | None = None) -> Started:
     return Started(proc, out, err)
 
 
+def _wait(proc: subprocess.Popen[bytes], timeout_s: float) -> None:
+    """Wait for ``proc`` to exit. ``Popen.wait(timeout)`` polls with growing sleeps, which adds
+    milliseconds to a child that takes a few; a pidfd wakes the moment the child exits."""
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):  # not Linux >= 5.3: the polling wait
+        proc.wait(timeout=timeout_s)
+        return
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        if not poller.poll(timeout_s * 1000):
+            raise subprocess.TimeoutExpired(proc.args, timeout_s)
+    finally:
+        os.close(pidfd)
+    proc.wait()
+
+
 def finish(started: Started, timeout_s: float) -> tuple[int, str, str]:
     """Wait for the child (killed at ``timeout_s``, raising TimeoutError), then read its output:
     (exit status, stdout, stderr)."""
     proc, out, err = started.proc, started.out, started.err
     try:
         try:
-            proc.wait(timeout=timeout_s)
+            _wait(proc, timeout_s)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()

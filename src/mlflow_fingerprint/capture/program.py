@@ -4,7 +4,7 @@ project's own Python files the process imported, and the training function's arg
 A different ``--lr``, an untracked copy of the script with one line changed, or a helper module
 edited but not committed leave the git record as it was; these fields are what tells such runs
 apart (DESIGN.md, "The recipe"). Everything here is read from the interpreter and the files it
-imported, without a subprocess except one ``git ls-files`` that says which of them git tracks.
+imported, without a subprocess: which of them git tracks is in the git probe's status.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from typing import Any, Literal
 
 from ..model.fingerprint import unavailable
 from ..redact import MASK, SECRET_NAME, redact_text, secret_env_values
-from . import process
 from .context import ProbeContext
 from .reading import first_line
 
@@ -27,11 +26,12 @@ EntryKind = Literal["script", "module", "interactive"]
 # Bounds: a capture must stay cheap whatever the project imports.
 MAX_SOURCES = 400
 MAX_SOURCE_BYTES = 2 * 1024 * 1024  # a larger "source" is data, not code; it is not hashed
-LS_FILES_TIMEOUT_S = 3.0
 DIGEST_LENGTH = 16
 
 # (path, mtime_ns, size) -> sha256: a file hashed once per process unless it changes.
 _HASHES: dict[tuple[str, int, int], str] = {}
+# (module count, roots) -> the project's files among the imported modules.
+_FILES: dict[tuple[int, tuple[Path, ...]], tuple[Path, ...]] = {}
 
 
 def file_sha256(path: Path) -> str | None:
@@ -173,8 +173,17 @@ def _is_under(path: Path, dirs: Sequence[Path]) -> bool:
 
 
 def project_files(roots: Sequence[Path]) -> list[Path]:
-    """The ``.py`` files of imported modules under ``roots``, installed code left out. String
-    prefixes, not Path objects: a process with torch holds thousands of modules."""
+    """The ``.py`` files of imported modules under ``roots``, installed code left out; walked
+    again only when the number of modules changed (a run captures several times)."""
+    key = (len(sys.modules), tuple(roots))
+    if key not in _FILES:
+        _FILES.clear()
+        _FILES[key] = _walk_modules(roots)
+    return list(_FILES[key])
+
+
+def _walk_modules(roots: Sequence[Path]) -> tuple[Path, ...]:
+    """String prefixes, not Path objects: a process with torch holds thousands of modules."""
     inside, excluded = _prefixes(roots), _excluded_dirs()
     found: set[str] = set()
     for module in list(sys.modules.values()):
@@ -187,25 +196,12 @@ def project_files(roots: Sequence[Path]) -> list[Path]:
         installed = "site-packages" in path or "dist-packages" in path
         if path.startswith(inside) and not path.startswith(excluded) and not installed:
             found.add(path)
-    return [Path(p) for p in sorted(found)]
-
-
-def tracked_paths(root: Path, paths: Sequence[str]) -> set[str] | None:
-    """Which of ``paths`` (relative to ``root``) git tracks; None where git cannot say."""
-    if not paths:
-        return set()
-    try:
-        code, out, _ = process.run(
-            ["git", "-C", str(root), "ls-files", "-z", "--", *paths], LS_FILES_TIMEOUT_S
-        )
-    except (OSError, TimeoutError):
-        return None
-    return {p for p in out.split("\0") if p} if code == 0 else None
+    return tuple(Path(p) for p in sorted(found))
 
 
 def sources(root: Path | None, cwd: Path, entry: Path | None) -> dict[str, Any]:
     """``program.sources``: {path: sha256} of the project's imported files, with a digest of the
-    set; ``untracked`` lists those git does not track (None: not known)."""
+    set. Which of them git tracks is read at diff time from ``git.untracked_files``."""
     roots = [r for r in dict.fromkeys([root, cwd.resolve()]) if r is not None]
     paths = project_files(roots)
     if entry is not None and entry not in paths and _is_under(entry, roots):
@@ -219,10 +215,6 @@ def sources(root: Path | None, cwd: Path, entry: Path | None) -> dict[str, Any]:
     }
     if truncated:
         section["truncated_at"] = MAX_SOURCES
-    if root is not None:
-        inside = [p for p in files if not Path(p).is_absolute()]
-        tracked = tracked_paths(root, inside)
-        section["untracked"] = None if tracked is None else sorted(set(inside) - tracked)
     return section
 
 
@@ -278,7 +270,4 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
     except Exception as exc:  # a module table that changed mid-walk, an odd __file__
         found = unavailable(f"listing imported sources failed: {first_line(exc)}")
     section["sources"] = found
-    if entry_path is not None and isinstance(found, dict):
-        untracked = found.get("untracked")
-        entry["tracked"] = None if untracked is None else entry["path"] not in untracked
     return section

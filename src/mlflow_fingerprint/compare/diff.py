@@ -13,6 +13,7 @@ from typing import Any
 from .curves import enablers_left, late_divergence, ruled_out_note, set_aside
 from .enablers import find_enablers
 from .fields import field_changes
+from .partial import summary_record
 from .ranking import rank
 from .report import Difference, Enabler, MetricComparison, Report
 from .resolve import Resolved, resolve
@@ -89,6 +90,11 @@ def diff(
         raise ValueError("atol and rtol must be >= 0")
     ra = resolve(a, tracking_uri=tracking_uri, experiment=experiment, label="A")
     rb = resolve(b, tracking_uri=tracking_uri, experiment=experiment, label="B")
+    if ra.partial or rb.partial:  # compare both on what tags hold: the same words on each side
+        ra, rb = (
+            r if r.partial else dataclasses.replace(r, record=summary_record(r.record))
+            for r in (ra, rb)
+        )
     differences = rank(field_changes(ra.record, rb.record), ra.record, rb.record)
     enablers = find_enablers(ra.record, rb.record)
     notes = [*ra.notes, *rb.notes]

@@ -93,9 +93,17 @@ def argv(ctx: Context) -> Outcome:
     return Outcome("recipe", f"command line: `{shown(a)}` vs `{shown(b)}`", prior=2)
 
 
+def untracked(record: Mapping[str, Any], path: Any) -> bool:
+    """``path`` (relative to the repository root) is among the run's untracked files, or in an
+    untracked directory (``git status`` lists ``dir/``)."""
+    listed = get_path(record, "git.untracked_files")
+    if not isinstance(path, str) or not isinstance(listed, list | tuple):
+        return False
+    return any(path == u or (u.endswith("/") and path.startswith(u)) for u in listed)
+
+
 def _tracked(record: Mapping[str, Any]) -> str:
-    tracked = get_path(record, "program.entry.tracked")
-    return " (untracked)" if tracked is False else ""
+    return " (untracked)" if untracked(record, get_path(record, "program.entry.path")) else ""
 
 
 def entry_path(ctx: Context) -> Outcome:
@@ -124,15 +132,10 @@ def entry_content(ctx: Context) -> Outcome:
     )
 
 
-def _untracked(record: Mapping[str, Any], path: str) -> bool:
-    untracked = get_path(record, "program.sources.untracked")
-    return isinstance(untracked, list | tuple) and path in untracked
-
-
 def source_file(ctx: Context) -> Outcome:
     """``source model.py: content differs`` or ``imported only by A``."""
     path = ctx.change.path.split(".", 3)[-1]
-    flag = " (untracked)" if _untracked(ctx.a, path) or _untracked(ctx.b, path) else ""
+    flag = " (untracked)" if untracked(ctx.a, path) or untracked(ctx.b, path) else ""
     a, b = ctx.change.a, ctx.change.b
     if a is MISSING or b is MISSING:
         only = "A" if b is MISSING else "B"
@@ -191,12 +194,6 @@ RECIPE_RULES: tuple[Rule, ...] = (
         entry_content,
     ),
     Rule(
-        "program.entry.tracked",
-        "none",
-        "Whether git tracks the entry point; its content is compared on its own.",
-        NONE_CLASS,
-    ),
-    Rule(
         "program.sources.files.*",
         "recipe",
         "An imported source file differs.",
@@ -217,12 +214,6 @@ RECIPE_RULES: tuple[Rule, ...] = (
         NONE_CLASS,
     ),
     Rule(
-        "program.sources.untracked",
-        "none",
-        "Which imported files git does not track; their content is compared on its own.",
-        NONE_CLASS,
-    ),
-    Rule(
         "program.sources.truncated_at",
         "none",
         "Where the list of imported sources was cut short.",
@@ -237,6 +228,13 @@ RECIPE_RULES: tuple[Rule, ...] = (
         kb("`torch.initial_seed()` differs"),
         3,
         origin,
+    ),
+    Rule(
+        "git.untracked_files",
+        "none",
+        "Which files git does not track; the code a run imported from them is compared under "
+        "program.sources.",
+        NONE_CLASS,
     ),
     Rule(
         "git.untracked_count",

@@ -20,6 +20,7 @@ from ..errors import ResolveError
 from ..model.fingerprint import SCHEMA_VERSION, Fingerprint, FingerprintError
 from ..model.schema import migrate
 from ..tracking import store as tracking
+from .partial import has_fingerprint_tags, partial_note, record_from_tags
 from .report import RunRef
 
 RUN_ID = re.compile(r"[0-9a-f]{32}")
@@ -35,6 +36,7 @@ class Resolved:
     metrics: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     tags: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     tracking_uri: str | None = None
+    partial: bool = False  # the record is what the run's tags hold (``compare/partial.py``)
 
     @property
     def is_run(self) -> bool:
@@ -150,7 +152,9 @@ def download_record(
     return parse_record(data, f"run {run_id}")
 
 
-def from_run(ref: str, tracking_uri: str | None, experiment: str | None) -> Resolved:
+def from_run(
+    ref: str, tracking_uri: str | None, experiment: str | None, label: str = "run"
+) -> Resolved:
     uri = tracking.effective_uri(tracking_uri)
     mlflow_client = tracking.client(uri)
     run_id = run_id_of(ref)
@@ -172,7 +176,16 @@ def from_run(ref: str, tracking_uri: str | None, experiment: str | None) -> Reso
             "run name, give its experiment with -e EXPERIMENT"
         )
     info = run.info
-    record, notes = download_record(mlflow_client, info.run_id, ref, uri)
+    tags = dict(run.data.tags)
+    partial = False
+    try:
+        record, notes = download_record(mlflow_client, info.run_id, ref, uri)
+    except ResolveError as exc:
+        if not has_fingerprint_tags(tags):
+            raise
+        reason = str(exc).split(": ", 1)[-1]
+        record, notes = record_from_tags(tags), (partial_note(label, info.run_id, reason),)
+        partial = True
     params = tracking.user_params(dict(run.data.params))
     if params:
         record = {**record, "params": params}
@@ -181,8 +194,9 @@ def from_run(ref: str, tracking_uri: str | None, experiment: str | None) -> Reso
         record,
         notes,
         MappingProxyType(dict(run.data.metrics)),
-        MappingProxyType(dict(run.data.tags)),
+        MappingProxyType(tags),
         uri,
+        partial,
     )
 
 
@@ -207,4 +221,4 @@ def resolve(
     ref = value.strip()
     if looks_like_file(ref) and not ref.startswith("runs:/"):
         return from_file(Path(ref), ref)
-    return from_run(ref, tracking_uri, experiment)
+    return from_run(ref, tracking_uri, experiment, label)

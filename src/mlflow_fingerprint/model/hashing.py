@@ -66,8 +66,6 @@ VOLATILE: tuple[str, ...] = (
     "distributed.local_rank",
     "distributed.ranks",
     "distributed.hostname",
-    "program.entry.tracked",  # whether git tracks a file changes nothing it computes
-    "program.sources.untracked",
 )
 
 
