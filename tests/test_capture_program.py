@@ -81,8 +81,9 @@ def test_editing_an_imported_untracked_file_changes_the_recipe_hash(project: Pat
     (project / "helper.py").write_text("LR = 0.2\n")
     after = run(project, "--lr", "0.05")
     assert before["git"]["dirty"] is after["git"]["dirty"] is False
-    assert before["program"]["sources"]["files"]["helper.py"] != (
-        after["program"]["sources"]["files"]["helper.py"]
+    assert (
+        before["program"]["sources"]["files"]["helper.py"]
+        != (after["program"]["sources"]["files"]["helper.py"])
     )
     assert before["hashes"]["recipe"] != after["hashes"]["recipe"]
     assert before["hashes"]["env"] == after["hashes"]["env"]

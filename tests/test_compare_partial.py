@@ -23,9 +23,8 @@ STEPS = ["--epochs", "1", "--max-steps", "6"]
 
 @pytest.fixture(scope="module")
 def runs(digits, tmp_path_factory, mlflow_db_template):
-    from mlflow import MlflowClient
-
     import mlflow
+    from mlflow import MlflowClient
 
     root = tmp_path_factory.mktemp("partial")
     uri = new_store(root, mlflow_db_template)
@@ -39,10 +38,8 @@ def runs(digits, tmp_path_factory, mlflow_db_template):
             for name, seed in (("a", "0"), ("a_again", "0"), ("seed1", "1")):
                 out = io.StringIO()
                 with contextlib.redirect_stdout(out):
-                    digits.main(
-                        ["--seed", seed, *STEPS, "--experiment", "partial", "--run-name", name]
-                        + ["--tracking-uri", uri]
-                    )
+                    args = ["--seed", seed, *STEPS, "--experiment", "partial", "--run-name", name]
+                    digits.main([*args, "--tracking-uri", uri])
                 ids[name] = json.loads(out.getvalue().strip().splitlines()[-1])["run_id"]
         finally:
             mlflow.set_tracking_uri(None)
