@@ -98,6 +98,7 @@ class Options:
     start_timeout_s: float | None = None
     flush_timeout_s: float = 30.0
     metrics: str = "rank0"
+    quiet: bool = False
 
     def __post_init__(self) -> None:
         determinism_mode(self.deterministic)
@@ -418,6 +419,8 @@ class FingerprintRun:
 
                     fluent_detach(writer.run_id)
                 writer.close(self.options.flush_timeout_s)
+                if not self._joined:
+                    _announce(writer, self.options)
 
     def _finish(self, writer: metrics.RunWriter, exc: BaseException | None, result: Any) -> None:
         final = _final_metrics(result)
@@ -485,6 +488,34 @@ class FingerprintRun:
         }
 
 
+QUIET_ENV = "MLFLOW_FINGERPRINT_QUIET"
+
+
+def _announce(writer: metrics.RunWriter, o: Options) -> None:
+    """One line on stderr at the end of a run: its id, its experiment, and the command that
+    compares it with the run before it, so nobody has to look the id up in the UI. Off with
+    ``quiet=True`` or MLFLOW_FINGERPRINT_QUIET=1."""
+    if o.quiet or os.environ.get(QUIET_ENV, "") not in ("", "0") or not writer.run_id:
+        return
+    import sys
+
+    run = writer.run
+    experiment = o.experiment or _env("MLFLOW_EXPERIMENT_NAME")
+    if experiment is None and run is not None:
+        experiment = f"id {run.info.experiment_id}"
+    where = ""
+    if o.tracking_uri:
+        import shlex
+
+        where = f" --tracking-uri {shlex.quote(strip_url_credentials(o.tracking_uri))}"
+    print(
+        f"mlflow-fingerprint: run {writer.run_id} (experiment {experiment or 'default'}); "
+        f"compare with the previous run: fingerprint diff {writer.run_id}{where}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def _json(value: Any) -> bytes:
     return json.dumps(value, indent=2, default=str).encode()
 
@@ -543,6 +574,7 @@ def fingerprinted(
     start_timeout_s: float | None = None,
     flush_timeout_s: float = 30.0,
     metrics: str = "rank0",
+    quiet: bool = False,
 ) -> Any:
     """Record a training function (``@fingerprinted(...)``, or bare ``@fingerprinted``) or a block
     (``with fingerprinted(...) as run:``) as one MLflow run with its fingerprint.
@@ -565,6 +597,9 @@ def fingerprinted(
     ``log_metrics`` does on the ranks: ``"rank0"`` keeps rank 0's values, ``"per_rank"`` adds the
     others' as ``<name>/rank<i>``, ``"mean"`` logs the mean over ranks (every rank must log the
     same names at the same points: it is a collective).
+
+    ``quiet``: no closing line on stderr (the run id and the ``fingerprint diff`` command that
+    compares it with the previous run); MLFLOW_FINGERPRINT_QUIET=1 does the same.
     """
     options = Options(
         experiment=experiment,
@@ -579,6 +614,7 @@ def fingerprinted(
         start_timeout_s=start_timeout_s,
         flush_timeout_s=flush_timeout_s,
         metrics=metrics,
+        quiet=quiet,
     )
     decorator = Fingerprinted(options)
     return decorator(func) if func is not None else decorator
