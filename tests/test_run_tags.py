@@ -96,3 +96,17 @@ def test_params_only_when_known(captured: Fingerprint) -> None:
     loaders = [{"batch_size": 32, "num_workers": 2}]
     fp = with_fields(captured, data__loaders=loaders, seeds__requested=0)
     assert run_params(fp, set()) == {"batch_size": "32", "num_workers": "2", "seed": "0"}
+
+
+def test_the_params_come_from_the_loader_iterated_most() -> None:
+    """An evaluation loader iterated once per run does not join the training loader's values."""
+    record = {
+        "data": {
+            "loaders": [
+                {"batch_size": 1000, "num_workers": 0, "iterations": 1},
+                {"batch_size": 64, "num_workers": 2, "iterations": 3},
+            ]
+        },
+        "seeds": {"requested": None},
+    }
+    assert run_params(record, set()) == {"batch_size": "64", "num_workers": "2"}

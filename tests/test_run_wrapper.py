@@ -73,12 +73,13 @@ def test_decorated_digits_run_has_tags_artifact_params_and_every_metric(
         assert key in run.data.tags, key
     tags = run.data.tags
     assert tags["fingerprint.seed"] == "0"
-    assert tags["fingerprint.batch_size"] == "32,256"  # train and validation loaders, undeclared
-    assert tags["fingerprint.num_workers"] == "2,0"
+    # the loader that trained (iterated first, as often as the validation one), not "32,256"
+    assert tags["fingerprint.batch_size"] == "32"
+    assert tags["fingerprint.num_workers"] == "2"
     assert tags["fingerprint.gpu"] == "none"
     assert tags["fingerprint.device"] == "cpu"  # a CPU torch build computes nowhere else
     assert tags["fingerprint.torch"] == torch.__version__
-    assert run.data.params == {"batch_size": "32,256", "num_workers": "2,0", "seed": "0"}
+    assert run.data.params == {"batch_size": "32", "num_workers": "2", "seed": "0"}
 
     fp = artifact_fingerprint(run.info.run_id)
     assert tags["fingerprint.hash"] == fp.hashes["fingerprint"]
@@ -89,6 +90,7 @@ def test_decorated_digits_run_has_tags_artifact_params_and_every_metric(
     assert train_loader["worker_init_fn"] == "mlflow_fingerprint.run.seeding.seed_worker"
     assert train_loader["generator"] == {"present": True, "initial_seed": 0}
     assert train_loader["dataset"]["length"] == len(loaders[0].dataset)
+    assert fp.get("data.loaders.1.batch_size") == 256  # the validation loader is still recorded
     assert fp.get("seeds.requested") == 0
     assert fp.get("seeds.seeded_by") == "mlflow_fingerprint.fingerprinted"
 

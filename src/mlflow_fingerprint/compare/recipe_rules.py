@@ -230,6 +230,12 @@ RECIPE_RULES: tuple[Rule, ...] = (
         origin,
     ),
     Rule(
+        "data.loaders.*.iterations",
+        "none",
+        "How many times a loader was iterated; the steps themselves are in the curves.",
+        NONE_CLASS,
+    ),
+    Rule(
         "git.untracked_files",
         "none",
         "Which files git does not track; the code a run imported from them is compared under "

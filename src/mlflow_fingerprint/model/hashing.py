@@ -56,6 +56,7 @@ VOLATILE: tuple[str, ...] = (
     "seeds.state_digests",
     "seeds.captured_at_stage",
     "data.captured_at_stage",
+    "data.loaders.*.iterations",  # grows epoch by epoch; the loader's set-up is what is hashed
     "git.root",
     "git.branch",
     "git.remote_url",

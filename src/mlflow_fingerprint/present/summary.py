@@ -85,10 +85,24 @@ def seed_text(record: Record) -> str:
     return f"unseeded (torch initial seed {initial})" if isinstance(initial, int) else "unseeded"
 
 
+def training_loader(loaders: list[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The loader that trained: the one iterated most (an evaluation loader is iterated less),
+    the first on a tie; None for records made before loaders counted their iterations."""
+    counted = [ld for ld in loaders if isinstance(ld.get("iterations"), int)]
+    if not counted:
+        return None
+    return max(counted, key=lambda ld: ld["iterations"])  # max keeps the first of equals
+
+
 def loaders_value(record: Record, key: str) -> str:
-    """One loader's value, several joined with ``,``, a declared value, or ``unknown``."""
-    loaders = get_path(record, "data.loaders") or []
-    values = [str(loader.get(key)) for loader in loaders if isinstance(loader, Mapping)]
+    """The training loader's value (older records: every loader's, joined with ``,``), a declared
+    value, or ``unknown``."""
+    found = get_path(record, "data.loaders") or []
+    loaders = [loader for loader in found if isinstance(loader, Mapping)]
+    trained = training_loader(loaders)
+    if trained is not None:
+        return str(trained.get(key))
+    values = [str(loader.get(key)) for loader in loaders]
     if values:
         return ",".join(dict.fromkeys(values))
     declared = get_path(record, f"data.declared.{key}")

@@ -180,26 +180,33 @@ class LoaderRecorder:
 
     def __init__(self, on_first_iter: OnFirst | None = None) -> None:
         self._seen: dict[str, dict[str, Any]] = {}
+        self._iterations: dict[str, int] = {}  # epochs started per set-up: the most is training
         self._on_first_iter = on_first_iter
         self._iterated = False
         self._lock = threading.Lock()
 
-    def add(self, loader: Any) -> None:
+    def add(self, loader: Any) -> str:
         description = describe(loader)
         key = json.dumps(description, sort_keys=True, default=str)
         with self._lock:
             self._seen.setdefault(key, description)
+        return key
 
     def iterated(self, loader: Any) -> None:
-        self.add(loader)
+        key = self.add(loader)
         with self._lock:
+            self._iterations[key] = self._iterations.get(key, 0) + 1
             first, self._iterated = not self._iterated, True
         if first and self._on_first_iter is not None:
             self._on_first_iter()
 
     def loaders(self) -> tuple[dict[str, Any], ...]:
+        """Each set-up with ``iterations``: how many times it was iterated so far."""
         with self._lock:
-            return tuple(self._seen.values())
+            return tuple(
+                {**description, "iterations": self._iterations.get(key, 0)}
+                for key, description in self._seen.items()
+            )
 
     def start(self) -> LoaderRecorder:
         _install(self)
