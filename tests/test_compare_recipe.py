@@ -140,6 +140,14 @@ def test_two_program_seeded_equal_runs_are_the_same_and_not_called_unseeded(runs
     text = all_text(report).lower()
     for claim in ("unseeded", "neither run", "was not seeded", "differ every", "draws fresh"):
         assert claim not in text
+    from mlflow import MlflowClient
+
+    uri, ids = runs
+    client = MlflowClient(uri)
+    recipe = [client.get_run(ids[n]).data.tags["fingerprint.hash.recipe"] for n in ("a", "a_again")]
+    assert recipe[0] == recipe[1]  # their --run-name differs; it names the run, not the recipe
+    lr = client.get_run(ids["lr"]).data.tags["fingerprint.hash.recipe"]
+    assert lr != recipe[0]
 
 
 def test_a_change_nothing_records_is_unexplained_and_says_what_is_ruled_out(runs) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model.fingerprint import get_path, is_unavailable
+from ..model.hashing import BOOKKEEPING_OPTIONS
 from .conditions import Context, Outcome
 from .fields import MISSING
 from .rules import DESIGN, Rule, Source, kb
@@ -37,21 +38,7 @@ def _last(ctx: Context) -> str:
     return ctx.change.path.split(".", 2)[-1]
 
 
-# Options that say where a run is recorded or written, not how it trains (``-`` read as ``_``).
-BOOKKEEPING = frozenset(
-    {
-        "run_name",
-        "experiment",
-        "experiment_name",
-        "tracking_uri",
-        "output_dir",
-        "out_dir",
-        "log_dir",
-        "logdir",
-        "save_dir",
-        "checkpoint_dir",
-    }
-)
+BOOKKEEPING = frozenset(BOOKKEEPING_OPTIONS)
 
 
 def option(ctx: Context) -> Outcome:
