@@ -254,6 +254,8 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
     if root is None and entry_path is not None:
         root = repo_root(entry_path.parent)
         entry["path"] = _relative(entry_path, root)
+    if entry["kind"] == "module" and entry["path"] and Path(entry["path"]).is_absolute():
+        entry["path"] = None  # an installed module: its name and content say which, not where
     if entry_path is not None and argv and Path(argv[0]).resolve() == entry_path:
         argv[0] = entry["path"]  # the same script run from elsewhere is the same command
     options = parse_options(argv[1:])
