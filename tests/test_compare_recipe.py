@@ -29,6 +29,7 @@ RUNS: dict[str, tuple[str, list[str], dict[str, str]]] = {
     "a_again": ("train.py", ["--seed", "1", "--lr", "0.05"], {}),
     "lr": ("train.py", ["--seed", "1", "--lr", "0.02"], {}),
     "seed2": ("train.py", ["--seed", "2", "--lr", "0.05"], {}),
+    "unseeded": ("train.py", ["--lr", "0.05"], {}),
     "scaled": ("train.py", ["--seed", "1", "--lr", "0.05"], {"RECIPE_LR_SCALE": "0.4"}),
     "copy": ("my_experiment.py", ["--seed", "1", "--lr", "0.05"], {}),
 }
@@ -104,7 +105,8 @@ def test_a_command_line_option_explains_the_pair(runs) -> None:
     assert fields["program.call.lr"].explanation == "call argument lr: 0.05 vs 0.02"
     (loss,) = [m for m in report.metrics if m.name == "loss"]
     assert loss.first_divergence_step == 1  # equal at step 0: the weights started alike
-    assert "seed" not in all_text(report).lower().replace("--seed", "")
+    assert not [d for d in report.differences if d.field.startswith("seeds.")]
+    assert not report.enablers  # the program seeded itself: no "neither run set a seed"
 
 
 def test_an_untracked_copy_of_the_script_is_the_entry_point(runs) -> None:
@@ -129,6 +131,15 @@ def test_program_seeds_1_and_2_are_the_seeds(runs) -> None:
     assert "1 in A and 2 in B" in first.explanation
     assert "Neither run" not in all_text(report)
     assert not report.enablers
+
+
+def test_a_program_seed_against_an_unseeded_run_says_which_is_which(runs) -> None:
+    report = report_of(runs, "a", "unseeded")
+    assert report.verdict == "explained"
+    first = report.differences[0]
+    assert first.field.startswith("seeds.")
+    assert first.explanation.startswith("A's program seeded torch with 1; B was not seeded")
+    assert "Neither run" not in all_text(report)
 
 
 def test_two_program_seeded_equal_runs_are_the_same_and_not_called_unseeded(runs) -> None:
