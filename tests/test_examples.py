@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # script -> (the field the diff must rank first, the verdict it must reach)
 SCENARIOS = {
     "scenario_seed.py": ("seeds.requested", {"explained"}),
+    "scenario_lr.py": ("program.options.lr", {"explained"}),
     "scenario_workers.py": ("data.loaders.0.num_workers", {"explained"}),
     "scenario_batch_size.py": ("data.loaders.0.batch_size", {"explained"}),
     "scenario_world_size.py": ("distributed.world_size", {"explained"}),

@@ -61,6 +61,9 @@ Check = Callable[[Record], "Finding | str"]
 
 def seeds(r: Record) -> Finding | str:
     if facts.seeded(r):
+        program = facts.program_seed(r)
+        if program is not None:
+            return f"seeded by the program with {program}"
         return f"seeded with {get_path(r, 'seeds.requested')}"
     return Finding(
         "seeds",

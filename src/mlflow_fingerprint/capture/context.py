@@ -52,6 +52,8 @@ class RunInfo:
     declared: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     deterministic: DeterminismRequest | None = None  # None: nobody recorded a request
     stage: str = "capture"
+    # The decorated function's arguments by name (``program.call`` keeps the scalars).
+    call: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True)

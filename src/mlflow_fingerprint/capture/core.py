@@ -29,6 +29,7 @@ from . import (
     numerics,
     packages,
     platform_info,
+    program,
     python_info,
     seeds,
     torch_info,
@@ -52,6 +53,7 @@ PROBES: dict[str, Probe] = {
     "platform": platform_info.probe,
     "packages": packages.probe,
     "distributed": distributed.probe,
+    "program": program.probe,
 }
 
 

@@ -11,11 +11,11 @@ import json
 import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from ..model.fingerprint import unavailable
+from . import process
 from .context import ProbeContext
 from .reading import read, safe, torch_missing
 
@@ -71,10 +71,8 @@ def _toolkit_version(cuda_home: str | None, cuda_path: str | None, path: str | N
     if not nvcc:
         return None
     try:
-        out = subprocess.run(
-            [nvcc, "--version"], capture_output=True, text=True, timeout=NVCC_TIMEOUT_S, check=False
-        ).stdout
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        _, out, _ = process.run([nvcc, "--version"], NVCC_TIMEOUT_S)  # no pipe a fork could hold
+    except (OSError, TimeoutError) as exc:
         return unavailable(f"nvcc --version failed: {type(exc).__name__}")
     match = re.search(r"release (\d+\.\d+)", out)
     return (

@@ -1,22 +1,24 @@
 """The code: commit, branch, dirty state and a digest of the uncommitted diff, via GitPython.
 
-Two short git processes run side by side (``status`` and ``diff HEAD``); the remote URL loses
-any credentials before it is recorded. The diff text itself is an artifact, not a field: see
+Two short git processes run side by side (``status`` and ``diff HEAD``), their output read from
+temporary files rather than pipes (``process``); the remote URL loses any credentials before it
+is recorded. The diff text itself is an artifact, not a field: see
 ``read_diff``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import sys
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..model.fingerprint import unavailable
 from ..redact import strip_url_credentials
+from . import process
 from .context import ProbeContext
 from .reading import first_line
 
@@ -71,35 +73,37 @@ class DiffRead:
 def read_diff(
     repo: Any, keep_bytes: int, max_bytes: int | None = None, timeout_s: float = GIT_TIMEOUT_S
 ) -> DiffRead:
-    """``git diff HEAD`` of tracked files (staged and unstaged: what makes a tree dirty), read in
-    chunks: hashing (which lets go of the GIL) as it arrives, keeping the first ``keep_bytes``,
-    and stopping git at ``max_bytes``. Never decoded or held whole: a 100 MB diff costs the
-    other threads no long hold of the GIL. Git is killed at ``timeout_s``."""
-    handle = _start_git(repo, DIFF_ARGS)  # GitPython's wrapper kills git when collected: kept
-    proc = handle.proc
-    timed_out = threading.Event()
-    watchdog = threading.Timer(timeout_s, lambda: (timed_out.set(), proc.kill()))
-    watchdog.start()
+    """``git diff HEAD`` of tracked files (staged and unstaged: what makes a tree dirty). git writes
+    it to a temporary file (``process``: a DataLoader worker forked meanwhile cannot hold the read
+    up), which is then read in chunks: hashing (which lets go of the GIL) as it goes, keeping the
+    first ``keep_bytes``, and stopping at ``max_bytes``. Never decoded or held whole: a 100 MB
+    diff costs the other threads no long hold of the GIL. Git is killed at ``timeout_s``."""
+    started = _start_git(repo, DIFF_ARGS)
     digest, head, size, lines = hashlib.sha256(), bytearray(), 0, 0
     try:
-        while chunk := proc.stdout.read(READ_CHUNK):
+        try:
+            process.wait(started.proc, timeout_s)
+        except subprocess.TimeoutExpired:
+            started.proc.kill()
+            started.proc.wait()
+            raise TimeoutError(f"git took longer than {timeout_s:g}s") from None
+        if started.proc.returncode:
+            started.err.seek(0)
+            err = started.err.read().decode(errors="replace").strip()
+            raise RuntimeError(err or f"exit {started.proc.returncode}")
+        started.out.seek(0)
+        while chunk := started.out.read(READ_CHUNK):
             size += len(chunk)
             lines += chunk.count(b"\n")
             digest.update(chunk)
             if len(head) < keep_bytes:
                 head += chunk[: keep_bytes - len(head)]
             if max_bytes is not None and size > max_bytes:
-                proc.kill()
                 break
-        err = proc.stderr.read()
-        code = proc.wait()
     finally:
-        watchdog.cancel()
+        started.out.close()
+        started.err.close()
     cut = max_bytes is not None and size > max_bytes
-    if not cut and code:
-        if timed_out.is_set():
-            raise TimeoutError(f"git took longer than {timeout_s:g}s")
-        raise RuntimeError(err.decode(errors="replace").strip() or f"exit {code}")
     return DiffRead(size, lines, None if cut else digest.hexdigest(), bytes(head))
 
 
@@ -109,24 +113,21 @@ RAW_ARGS = ("--no-optional-locks", "diff", "HEAD", "--raw", "-z", "--no-abbrev")
 STATUS_ARGS = ("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=normal")
 
 
-def _start_git(repo: Any, args: tuple[str, ...]) -> Any:
-    return repo.git.execute(["git", *args], as_process=True)
+def _start_git(repo: Any, args: tuple[str, ...]) -> process.Started:
+    """git with its output going to temporary files (see ``process``): a DataLoader worker
+    forked meanwhile must not hold the reader up until it exits."""
+    executable = getattr(type(repo.git), "GIT_PYTHON_GIT_EXECUTABLE", None) or "git"
+    env = {**os.environ, "LC_ALL": "C", "LANGUAGE": "C", "GIT_TERMINAL_PROMPT": "0"}
+    where = str(repo.working_tree_dir or repo.git_dir)
+    return process.start([executable, "-C", where, *args], env=env)
 
 
-def _finish_git(handle: Any) -> str:
-    """Wait for git, killing it at GIT_TIMEOUT_S rather than leaving it behind (GitPython's own
-    ``kill_after_timeout`` starts a watchdog thread per call). ``handle`` is GitPython's wrapper,
-    which kills the process when collected, so it stays referenced until the process is done."""
-    proc = handle.proc
-    try:
-        out, err = proc.communicate(timeout=GIT_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        raise TimeoutError(f"git took longer than {GIT_TIMEOUT_S:g}s") from None
-    if proc.returncode:
-        raise RuntimeError(err.decode(errors="replace").strip() or f"exit {proc.returncode}")
-    return out.decode(errors="replace")
+def _finish_git(started: process.Started) -> str:
+    """git's stdout, waiting at most GIT_TIMEOUT_S (then git is killed, not left behind)."""
+    code, out, err = process.finish(started, GIT_TIMEOUT_S)
+    if code:
+        raise RuntimeError(err.strip() or f"exit {code}")
+    return out
 
 
 def changed_bytes(repo: Any) -> int:
@@ -156,6 +157,17 @@ def status_counts(porcelain: str) -> tuple[int, int]:
     return changed, untracked
 
 
+MAX_UNTRACKED_LISTED = 200
+
+
+def untracked_files(porcelain: str) -> list[str]:
+    """The untracked paths (a directory ends with ``/``), relative to the repository root, at
+    most MAX_UNTRACKED_LISTED: the comparator reads from them whether a script that ran was
+    tracked, without another git process during the run."""
+    paths = [entry[3:] for entry in porcelain.split("\0") if entry.startswith("?? ")]
+    return sorted(paths)[:MAX_UNTRACKED_LISTED]
+
+
 def _worktree_state(repo: Any, has_commit: bool) -> dict[str, Any]:
     """``git status`` and ``git diff HEAD`` run side by side: a dirty tree costs the wall time
     of one process, a clean one the CPU of an empty diff; a huge diff is cut at
@@ -178,11 +190,13 @@ def _worktree_state(repo: Any, has_commit: bool) -> dict[str, Any]:
     except Exception as exc:
         state["diff_digest"] = unavailable(f"git diff failed: {first_line(exc)}")
     try:
-        changed, untracked = status_counts(_finish_git(status))
+        porcelain = _finish_git(status)
+        changed, untracked = status_counts(porcelain)
         state = {
             "dirty": changed > 0,
             "changed_count": changed,
             "untracked_count": untracked,
+            "untracked_files": untracked_files(porcelain),
             **state,
         }
     except Exception as exc:

@@ -12,7 +12,7 @@ import hashlib
 import os
 import random
 import sys
-from typing import Any
+from typing import Any, Literal
 
 from ..model.fingerprint import unavailable
 from .context import ProbeContext
@@ -43,19 +43,44 @@ def rng_state_digests(torch: Any = None) -> dict[str, Any]:
     return digests
 
 
+# torch seeds its default generator from the OS when it starts: a uniformly drawn 64-bit number
+# (a fresh process reports e.g. 14832843997580184315 on torch 2.13). ``manual_seed(s)`` makes
+# ``initial_seed()`` return s, and the seeds people choose (0, 1, 42, a date) are far below 2**32,
+# where a drawn seed lands once in four billion processes.
+CHOSEN_SEED_LIMIT = 2**32
+
+SeedOrigin = Literal["decorator", "program", "unseeded"]
+
+
+def seed_origin(requested: Any, seeded_by: Any, initial_seed: Any) -> SeedOrigin | None:
+    """Who seeded torch: the decorator (``seeded_by``, and torch still holds its seed), the
+    program itself (torch holds a chosen-looking seed the decorator did not set), or nobody
+    (torch holds the seed it drew). None where torch's seed cannot be read and nobody seeded."""
+    if not isinstance(initial_seed, int) or isinstance(initial_seed, bool):
+        return "decorator" if seeded_by else None
+    if seeded_by and initial_seed == requested:
+        return "decorator"
+    if 0 <= initial_seed < CHOSEN_SEED_LIMIT:
+        return "program"
+    return "unseeded"
+
+
 def probe(ctx: ProbeContext) -> dict[str, Any]:
     run = ctx.run
     torch = ctx.torch
+    initial_seed = (
+        safe(torch.initial_seed)
+        if torch is not None
+        else unavailable(ctx.torch_error or "torch is not installed")
+    )
     section: dict[str, Any] = {
         "requested": run.requested_seed,
         "seeded_by": run.seeded_by,
         "pythonhashseed": os.environ.get("PYTHONHASHSEED"),
         "hash_randomization": bool(sys.flags.hash_randomization),
-        "torch_initial_seed": (
-            safe(torch.initial_seed)
-            if torch is not None
-            else unavailable(ctx.torch_error or "torch is not installed")
-        ),
+        "torch_initial_seed": initial_seed,
+        "origin": seed_origin(run.requested_seed, run.seeded_by, initial_seed)
+        or unavailable("torch's seed could not be read"),
         "state_digests": dict(run.seed_state_digests)
         if run.seed_state_digests
         else rng_state_digests(torch),

@@ -1,4 +1,6 @@
-"""``fingerprint diff A B``: explain why two runs differ; exit 0 same, 1 differ, 2 bad input."""
+"""``fingerprint diff A B``: explain why two runs differ; exit 0 same, 1 differ, 2 bad input.
+
+With one run, A is the latest finished run of its experiment that started before it."""
 
 from __future__ import annotations
 
@@ -23,9 +25,14 @@ def run(args: argparse.Namespace) -> int:
         from ..tracking.report_artifact import target_run_id
 
         log_target = target_run_id(args.log_to, args.tracking_uri, args.experiment)
+    a, b = args.a, args.b
+    if b is None:  # one run: compare it with the run before it in its experiment
+        from ..compare.resolve import previous_run_id
+
+        a, b = previous_run_id(args.a, args.tracking_uri, args.experiment), args.a
     report = diff(
-        args.a,
-        args.b,
+        a,
+        b,
         tracking_uri=args.tracking_uri,
         experiment=args.experiment,
         atol=args.atol,

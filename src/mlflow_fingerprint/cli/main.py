@@ -62,7 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("diff", help="explain why two runs differ (exit 0 same, 1 differ, 2 error)")
     p.add_argument("a", metavar="A", help="run id, runs:/<id>, run name (with -e) or JSON file")
-    p.add_argument("b", metavar="B", help="the run to compare A with")
+    p.add_argument(
+        "b",
+        metavar="B",
+        nargs="?",
+        help="the run to compare A with (left out: A is compared with the latest earlier "
+        "finished run of its experiment)",
+    )
     _tracking(p)
     _output(p, ("text", "json", "markdown", "html"))
     p.add_argument("--all", action="store_true", help="also list differences with no effect")

@@ -110,6 +110,11 @@ DATASET = Source(DATA, "Data (dataset, collate_fn, augmentation)")
 WORLD = Source(DATA, "World size / GPU count")
 NCCL = Source(NCCL_ENV, "NCCL_ALGO / NCCL_PROTO / channel count / NCCL version")
 CODE = Source(MLFLOW_TRACKING, "Code (git commit, uncommitted changes)")
+PROGRAM = Source(
+    MLFLOW_TRACKING,
+    "What the user changed (command line, entry point, imported sources, call arguments, "
+    "logged params)",
+)
 PYTHON = Source(kb="Python version / implementation")
 NOT_ARITHMETIC = Source(RANDOMNESS, "Recorded, not arithmetic")
 SCHEMA = Source(kb="Record schema version")

@@ -319,8 +319,33 @@ def draws_random(ctx: Context) -> Outcome | None:
     )
 
 
+def _seed_side(label: str, record: Record) -> str:
+    program = facts.program_seed(record)
+    if program is not None:
+        return f"{label}'s program seeded torch with {program}"
+    if facts.seeded(record):
+        return f"{label} was seeded with {get_path(record, 'seeds.requested')}"
+    return f"{label} was not seeded, so it drew its own seed"
+
+
 def unseeded(ctx: Context) -> Outcome | None:
-    """Two unseeded runs differ in the seed torch drew for itself."""
+    """Two unseeded runs differ in the seed torch drew for itself; a program that seeds torch
+    itself is seeded all the same, and its seed is the one that differs."""
+    a, b = facts.program_seed(ctx.a), facts.program_seed(ctx.b)
+    if a is not None and b is not None:
+        return Outcome(
+            "randomness",
+            f"Seeds set by the program: torch was seeded with {a} in A and {b} in B, so the "
+            "initial weights, data order and dropout differ.",
+            prior=3,
+        )
+    if a is not None or b is not None:
+        return Outcome(
+            "randomness",
+            f"{_seed_side('A', ctx.a)}; {_seed_side('B', ctx.b)}: different initial weights, "
+            "data order and dropout.",
+            prior=3,
+        )
     if facts.seeded(ctx.a) or facts.seeded(ctx.b):
         return None
     return Outcome(

@@ -11,11 +11,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..model.vocabulary import Verdict
+from .curves import enablers_left, late_divergence, ruled_out_note, set_aside
 from .enablers import find_enablers
 from .fields import field_changes
+from .partial import summary_record
 from .ranking import rank
 from .report import Difference, Enabler, MetricComparison, Report
 from .resolve import Resolved, resolve
+
+UNEXPLAINED_NOTE = (
+    "Nothing recorded differs in a way that fits these curves, and nothing both runs allowed "
+    "can vary them: the cause is outside the fingerprint (an environment variable the program "
+    "reads, a data file, code outside the project)."
+)
 
 
 def verdict_of(
@@ -83,6 +91,11 @@ def diff(
         raise ValueError("atol and rtol must be >= 0")
     ra = resolve(a, tracking_uri=tracking_uri, experiment=experiment, label="A")
     rb = resolve(b, tracking_uri=tracking_uri, experiment=experiment, label="B")
+    if ra.partial or rb.partial:  # compare both on what tags hold: the same words on each side
+        ra, rb = (
+            r if r.partial else dataclasses.replace(r, record=summary_record(r.record))
+            for r in (ra, rb)
+        )
     differences = rank(field_changes(ra.record, rb.record), ra.record, rb.record)
     enablers = find_enablers(ra.record, rb.record)
     notes = [*ra.notes, *rb.notes]
@@ -96,8 +109,18 @@ def diff(
             notes.append("the runs share no metric" + (" of those named" if metrics else ""))
     else:
         notes.append("only MLflow runs carry metrics; fingerprint fields compared only")
+    verdict = verdict_of(compared, differences, enablers)
+    late = late_divergence(compared, atol, rtol)
+    if late is not None:
+        differences, ruled = set_aside(differences, *late)
+        possible = [d for d in differences if d.field not in ruled]
+        verdict = verdict_of(compared, possible, enablers_left(enablers))
+        if verdict == "unexplained":
+            notes.append(ruled_out_note(*late))
+    if verdict == "unexplained":
+        notes.append(UNEXPLAINED_NOTE)
     return Report(
-        verdict=verdict_of(compared, differences, enablers),
+        verdict=verdict,
         a=ra.ref,
         b=rb.ref,
         differences=differences,

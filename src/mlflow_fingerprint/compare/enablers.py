@@ -1,5 +1,8 @@
 """Settings both runs share that let one fingerprint give different numbers from run to run.
 
+An enabler says what *can* vary: it is listed for equal runs too, so no text here may say that
+results do differ.
+
 When two fingerprints are equivalent and the metrics still differ, the cause is not a difference
 but something both runs allowed: no seed, autotuned or atomic GPU kernels, workers drawing from
 unseeded streams. An enabler must hold in *both* runs; one that holds in only one run shows up as
@@ -36,8 +39,8 @@ CHECKS: tuple[tuple[Callable[[Record], bool], Enabler], ...] = (
         lambda r: not facts.seeded(r),
         Enabler(
             "seeds.requested",
-            "Neither run set a seed, so every run draws fresh initial weights, data order "
-            "and dropout.",
+            "Neither run was seeded (by the decorator or by the program itself), so each run can "
+            "draw its own initial weights, data order and dropout.",
             "Seed python, numpy and torch: mfp.seed_everything(0) or fingerprinted(seed=0).",
         ),
     ),
@@ -54,8 +57,8 @@ CHECKS: tuple[tuple[Callable[[Record], bool], Enabler], ...] = (
         _gpu_nondeterministic,
         Enabler(
             "determinism.deterministic_algorithms",
-            "Deterministic algorithms are off on a GPU run: kernels that add with atomics sum in a "
-            "different order every run.",
+            "Deterministic algorithms are off on a GPU run: kernels that add with atomics can sum "
+            "in a different order from run to run.",
             "torch.use_deterministic_algorithms(True) (and set CUBLAS_WORKSPACE_CONFIG=:4096:8 "
             "before torch 2.10)",
         ),
@@ -83,7 +86,7 @@ CHECKS: tuple[tuple[Callable[[Record], bool], Enabler], ...] = (
         Enabler(
             "data.loaders",
             "DataLoader workers run without a seeded generator, so random numbers drawn in "
-            "workers (augmentation) differ every run.",
+            "workers (augmentation) can differ from run to run.",
             "Pass generator=torch.Generator().manual_seed(0) (and a worker_init_fn seeding "
             "numpy and random) to the DataLoader.",
         ),

@@ -94,9 +94,33 @@ def cudnn_benchmark(record: Record) -> bool:
     return get_path(record, "determinism.cudnn_benchmark") is True
 
 
+def seed_origin(record: Record) -> str | None:
+    """``decorator``, ``program`` or ``unseeded``: as recorded (``seeds.origin``), else read from
+    the same facts for a record made before that field; None where nothing tells."""
+    from ..capture.seeds import seed_origin as derive
+
+    origin = get_path(record, "seeds.origin")
+    if origin in ("decorator", "program", "unseeded"):
+        return str(origin)
+    return derive(
+        get_path(record, "seeds.requested"),
+        get_path(record, "seeds.seeded_by"),
+        get_path(record, "seeds.torch_initial_seed"),
+    )
+
+
 def seeded(record: Record) -> bool:
-    """The run's RNGs were seeded on purpose (by the wrapper or declared by the user)."""
-    return get_path(record, "seeds.requested") is not None
+    """The run's RNGs were seeded on purpose: by the wrapper, declared by the user, or by the
+    program itself (torch holds a seed it chose)."""
+    if get_path(record, "seeds.requested") is not None:
+        return True
+    return seed_origin(record) in ("decorator", "program")
+
+
+def program_seed(record: Record) -> int | None:
+    """The seed a program set torch to itself, where it did."""
+    seed = get_path(record, "seeds.torch_initial_seed")
+    return seed if seed_origin(record) == "program" and isinstance(seed, int) else None
 
 
 def tf32_nodes_on(record: Record) -> list[str]:

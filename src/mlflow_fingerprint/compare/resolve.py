@@ -22,6 +22,7 @@ from ..errors import ResolveError
 from ..model.fingerprint import SCHEMA_VERSION, Fingerprint, FingerprintError
 from ..model.schema import migrate
 from ..tracking import store as tracking
+from .partial import has_fingerprint_tags, partial_note, record_from_tags
 from .report import RunRef
 
 RUN_ID = re.compile(r"[0-9a-f]{32}")
@@ -37,6 +38,7 @@ class Resolved:
     metrics: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     tags: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     tracking_uri: str | None = None
+    partial: bool = False  # the record is what the run's tags hold (``compare/partial.py``)
 
     @property
     def is_run(self) -> bool:
@@ -156,7 +158,9 @@ def download_record(
     return parse_record(data, f"run {run_id}")
 
 
-def from_run(ref: str, tracking_uri: str | None, experiment: str | None) -> Resolved:
+def from_run(
+    ref: str, tracking_uri: str | None, experiment: str | None, label: str = "run"
+) -> Resolved:
     uri = tracking.effective_uri(tracking_uri)
     mlflow_client = tracking.client(uri)
     run_id = run_id_of(ref)
@@ -178,15 +182,60 @@ def from_run(ref: str, tracking_uri: str | None, experiment: str | None) -> Reso
             "run name, give its experiment with -e EXPERIMENT"
         )
     info = run.info
-    record, notes = download_record(mlflow_client, info.run_id, ref, uri)
+    tags = dict(run.data.tags)
+    partial = False
+    try:
+        record, notes = download_record(mlflow_client, info.run_id, ref, uri)
+    except ResolveError as exc:
+        if not has_fingerprint_tags(tags):
+            raise
+        reason = str(exc).split(": ", 1)[-1]
+        record, notes = record_from_tags(tags), (partial_note(label, info.run_id, reason),)
+        partial = True
+    params = tracking.user_params(dict(run.data.params))
+    if params:
+        record = {**record, "params": params}
     return Resolved(
         RunRef(ref, info.run_id, "run", info.run_name, str(info.experiment_id)),
         record,
         notes,
         MappingProxyType(dict(run.data.metrics)),
-        MappingProxyType(dict(run.data.tags)),
+        MappingProxyType(tags),
         uri,
+        partial,
     )
+
+
+def previous_run_id(ref: str, tracking_uri: str | None, experiment: str | None) -> str:
+    """The latest finished run of ``ref``'s experiment that started before it: what a user means
+    by "compare this run with the last one"."""
+    if looks_like_file(ref) and not ref.startswith("runs:/"):
+        raise ResolveError(f"{ref} is a file; give a second run or file to compare it with")
+    uri = tracking.effective_uri(tracking_uri)
+    mlflow_client = tracking.client(uri)
+    run_id = run_id_of(ref)
+    if run_id is not None:
+        missing = f"no run with id {run_id} in {tracking.shown(uri)}"
+        with tracking.store_errors(uri, missing=missing):
+            run = mlflow_client.get_run(run_id)
+    elif experiment:
+        run = find_run_by_name(mlflow_client, ref, experiment, uri)
+    else:
+        raise ResolveError(f"{ref!r} is not a run id or runs:/<id>; give -e EXPERIMENT for a name")
+    info = run.info
+    with tracking.store_errors(uri):
+        earlier = tracking.search_all_runs(
+            mlflow_client,
+            [str(info.experiment_id)],
+            f"attributes.status = 'FINISHED' and attributes.start_time < {int(info.start_time)}",
+            1,
+        )
+    if not earlier:
+        raise ResolveError(
+            f"run {info.run_id} has no earlier finished run in its experiment; "
+            "give a second run to compare it with"
+        )
+    return str(earlier[0].info.run_id)
 
 
 def resolve(
@@ -210,4 +259,4 @@ def resolve(
     ref = value.strip()
     if looks_like_file(ref) and not ref.startswith("runs:/"):
         return from_file(Path(ref), ref)
-    return from_run(ref, tracking_uri, experiment)
+    return from_run(ref, tracking_uri, experiment, label)

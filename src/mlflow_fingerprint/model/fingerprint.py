@@ -31,6 +31,7 @@ SECTIONS: tuple[str, ...] = (
     "platform",
     "packages",
     "git",
+    "program",
     "distributed",
 )
 

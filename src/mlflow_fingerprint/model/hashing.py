@@ -22,12 +22,34 @@ HASH_LENGTH = 16
 GROUPS: dict[str, tuple[str, ...]] = {
     "env": ("gpu", "cuda", "torch", "python", "platform", "packages.digest", "distributed.env"),
     "numerics": ("numerics", "determinism", "torch.threads", "cuda.computed_on"),
-    "recipe": ("seeds", "data", "git", "distributed.world_size", "distributed.backend"),
+    "recipe": (
+        "seeds",
+        "data",
+        "git",
+        "program",
+        "distributed.world_size",
+        "distributed.backend",
+    ),
 }
 
 # Fields hashed in another group: thread counts change reduction order, and a CUDA machine can
 # still compute on the CPU, so both are numerics.
 EXCLUDED: dict[str, tuple[str, ...]] = {"env": ("torch.threads", "cuda.computed_on")}
+
+# Command-line options that say where a run is recorded or written, not how it trains: a run
+# name differs on every run, so the recipe hash leaves them out (``-`` spelled either way).
+BOOKKEEPING_OPTIONS: tuple[str, ...] = (
+    "run_name",
+    "experiment",
+    "experiment_name",
+    "tracking_uri",
+    "output_dir",
+    "out_dir",
+    "log_dir",
+    "logdir",
+    "save_dir",
+    "checkpoint_dir",
+)
 
 # Fields that never enter a hash. Prefix match on dotted paths, ``*`` matches one list index.
 VOLATILE: tuple[str, ...] = (
@@ -60,6 +82,9 @@ VOLATILE: tuple[str, ...] = (
     "distributed.local_rank",
     "distributed.ranks",
     "distributed.hostname",
+    "program.argv",  # the raw command line: its options and entry point are hashed
+    *(f"program.options.{name}" for name in BOOKKEEPING_OPTIONS),
+    *(f"program.options.{name.replace('_', '-')}" for name in BOOKKEEPING_OPTIONS if "_" in name),
 )
 
 

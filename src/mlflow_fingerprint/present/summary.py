@@ -118,6 +118,8 @@ def seed_text(record: Record) -> str:
     if requested is not None:
         return str(requested)
     initial = get_path(record, "seeds.torch_initial_seed")
+    if get_path(record, "seeds.origin") == "program" and isinstance(initial, int):
+        return f"{initial} (set by the program)"
     return f"unseeded (torch initial seed {initial})" if isinstance(initial, int) else "unseeded"
 
 

@@ -34,10 +34,12 @@ from typing import Any, TypeVar
 from .. import layout
 from ..capture import RunInfo, capture
 from ..capture.context import DeterminismRequest
+from ..capture.program import call_arguments
 from ..capture.seeds import rng_state_digests
 from ..model.fingerprint import Fingerprint
 from ..model.vocabulary import MetricsMode
 from ..redact import redact_text, secret_env_values, strip_url_credentials
+from ..settings import settings
 from ..tracking import tags as tagging
 from ..tracking import uploader as metrics
 from ..tracking.events import CreateRun, End, JoinRun, Status
@@ -105,6 +107,7 @@ class Options:
     start_timeout_s: float | None = None
     flush_timeout_s: float = 30.0
     metrics: MetricsMode = "rank0"
+    quiet: bool = False
 
     def __post_init__(self) -> None:
         determinism_mode(self.deterministic)
@@ -189,9 +192,12 @@ class FingerprintRun:
     """One open run: what ``with fingerprinted(...) as run`` gives (``run.run_id``,
     ``run.fingerprint``, ``run.log_metrics``, ``run.flush``)."""
 
-    def __init__(self, options: Options, loaders: list[Any]) -> None:
+    def __init__(
+        self, options: Options, loaders: list[Any], call: Mapping[str, Any] | None = None
+    ) -> None:
         self.options = options
         self._loaders = loaders
+        self._call = MappingProxyType(dict(call or {}))  # the decorated function's scalars
         self._prep: _Prepared | None = None
         self._rec: _Recording | None = None
         self._captures = _Captures()
@@ -357,6 +363,7 @@ class FingerprintRun:
             declared=declared,
             deterministic=DeterminismRequest(determinism.mode, SEEDED_BY, determinism.actions),
             stage=stage,
+            call=self._call,
         )
 
     def _start_event(
@@ -470,6 +477,8 @@ class FingerprintRun:
 
                     fluent_detach(rec.writer.run_id)
                 rec.writer.close(self.options.flush_timeout_s)
+                if not rec.joined:
+                    _announce(rec.writer, self.options)
 
     def _finish(self, rec: _Recording, exc: BaseException | None, result: Any) -> None:
         writer = rec.writer
@@ -542,6 +551,31 @@ class FingerprintRun:
         }
 
 
+def _announce(writer: metrics.RunWriter, o: Options) -> None:
+    """One line on stderr at the end of a run: its id, its experiment, and the command that
+    compares it with the run before it, so nobody has to look the id up in the UI. Off with
+    ``quiet=True`` or MLFLOW_FINGERPRINT_QUIET=1."""
+    if o.quiet or settings().quiet or not writer.run_id:
+        return
+    import sys
+
+    run = writer.run
+    experiment = o.experiment or _env("MLFLOW_EXPERIMENT_NAME")
+    if experiment is None and run is not None:
+        experiment = f"id {run.info.experiment_id}"
+    where = ""
+    if o.tracking_uri:
+        import shlex
+
+        where = f" --tracking-uri {shlex.quote(strip_url_credentials(o.tracking_uri))}"
+    print(
+        f"mlflow-fingerprint: run {writer.run_id} (experiment {experiment or 'default'}); "
+        f"compare with the previous run: fingerprint diff {writer.run_id}{where}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def _json(value: Any) -> bytes:
     return json.dumps(value, indent=2, default=str).encode()
 
@@ -563,7 +597,8 @@ class Fingerprinted:
 
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            run = FingerprintRun(options, find_loaders([*args, *kwargs.values()])).open()
+            call = call_arguments(func, args, kwargs)
+            run = FingerprintRun(options, find_loaders([*args, *kwargs.values()]), call).open()
             try:
                 result = func(*args, **kwargs)
             except BaseException as exc:
@@ -599,6 +634,7 @@ def fingerprinted(
     start_timeout_s: float | None = None,
     flush_timeout_s: float = 30.0,
     metrics: MetricsMode = "rank0",
+    quiet: bool = False,
 ) -> Any:
     """Record a training function (``@fingerprinted(...)``, or bare ``@fingerprinted``) or a block
     (``with fingerprinted(...) as run:``) as one MLflow run with its fingerprint.
@@ -628,6 +664,9 @@ def fingerprinted(
     ``log_metrics`` does on the ranks: ``"rank0"`` keeps rank 0's values, ``"per_rank"`` adds the
     others' as ``<name>/rank<i>``, ``"mean"`` logs the mean over ranks (every rank must log the
     same names at the same points: it is a collective).
+
+    ``quiet``: no closing line on stderr (the run id and the ``fingerprint diff`` command that
+    compares it with the previous run); MLFLOW_FINGERPRINT_QUIET=1 does the same.
     """
     options = Options(
         experiment=experiment,
@@ -642,6 +681,7 @@ def fingerprinted(
         start_timeout_s=start_timeout_s,
         flush_timeout_s=flush_timeout_s,
         metrics=metrics,
+        quiet=quiet,
     )
     decorator = Fingerprinted(options)
     return decorator(func) if func is not None else decorator

@@ -11,7 +11,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from .. import layout
 from ..errors import ResolveError
+
+# Params the run wrapper logs from the fingerprint itself (``tags.run_params``): compared there.
+OWN_PARAMS = frozenset({layout.PARAM_BATCH_SIZE, layout.PARAM_NUM_WORKERS, layout.PARAM_SEED})
+
+
+def user_params(params: dict[str, str]) -> dict[str, str]:
+    """The params a run logged itself (its own hyperparameters, Lightning's or HF's), as the
+    comparator's ``params`` section: what the user changed is often only there."""
+    return {name: value for name, value in sorted(params.items()) if name not in OWN_PARAMS}
 
 
 def shown(uri: str) -> str:

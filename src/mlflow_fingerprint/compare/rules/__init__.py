@@ -8,9 +8,9 @@ Effect classes (DESIGN.md, Comparator; ``model/vocabulary.py``):
 - ``none``: recorded, but it does not change results.
 
 The rules live in one module per subject (``gpu``, ``cuda_torch``, ``numerics``, ``determinism``,
-``seeds``, ``data``, ``recipe``, ``distributed``, ``platform``), each a ``RULES`` tuple; ``base``
-holds the ``Rule`` type and the lookup; ``compare/citations.py`` the ``Source`` type and the
-public pages and knowledge-base rows the rules cite (``mlflow_fingerprint/knowledge/
+``seeds``, ``data``, ``recipe``, ``program``, ``distributed``, ``platform``), each a ``RULES``
+tuple; ``base`` holds the ``Rule`` type and the lookup; ``compare/citations.py`` the ``Source``
+type and the public pages and knowledge-base rows the rules cite (``mlflow_fingerprint/knowledge/
 determinism.md``, shipped in the package; ``tests/test_compare_rules.py`` fails if a cited row
 disappears).
 
@@ -47,12 +47,24 @@ from . import (
     gpu,
     numerics,
     platform,
+    program,
     recipe,
     seeds,
 )
 from .base import Classification, Rule, matches, most_specific, parts
 
-SUBJECTS = (recipe, seeds, data, distributed, gpu, cuda_torch, numerics, determinism, platform)
+SUBJECTS = (
+    program,
+    recipe,
+    seeds,
+    data,
+    distributed,
+    gpu,
+    cuda_torch,
+    numerics,
+    determinism,
+    platform,
+)
 
 
 def _collect() -> tuple[Rule, ...]:

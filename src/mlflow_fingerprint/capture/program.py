@@ -1,0 +1,275 @@
+"""The recipe a user changes without touching git: the command line, the script that ran, the
+project's own Python files the process imported, and the training function's arguments.
+
+A different ``--lr``, an untracked copy of the script with one line changed, or a helper module
+edited but not committed leave the git record as it was; these fields are what tells such runs
+apart (DESIGN.md, "The recipe"). Everything here is read from the interpreter and the files it
+imported, without a subprocess: which of them git tracks is in the git probe's status.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from ..model.fingerprint import unavailable
+from ..redact import MASK, SECRET_NAME, redact_text, secret_env_values
+from .context import ProbeContext
+from .reading import first_line
+
+EntryKind = Literal["script", "module", "interactive"]
+
+# Bounds: a capture must stay cheap whatever the project imports.
+MAX_SOURCES = 400
+MAX_SOURCE_BYTES = 2 * 1024 * 1024  # a larger "source" is data, not code; it is not hashed
+DIGEST_LENGTH = 16
+
+# (path, mtime_ns, size) -> sha256: a file hashed once per process unless it changes.
+_HASHES: dict[tuple[str, int, int], str] = {}
+# (module count, roots) -> the project's files among the imported modules.
+_FILES: dict[tuple[int, tuple[Path, ...]], tuple[Path, ...]] = {}
+
+
+def file_sha256(path: Path) -> str | None:
+    """The content digest of ``path``; None where it cannot be read or is too large to be code."""
+    try:
+        stat = path.stat()
+        if stat.st_size > MAX_SOURCE_BYTES:
+            return None
+        key = (str(path), stat.st_mtime_ns, stat.st_size)
+        if key not in _HASHES:
+            _HASHES[key] = hashlib.sha256(path.read_bytes()).hexdigest()[:DIGEST_LENGTH]
+        return _HASHES[key]
+    except OSError:
+        return None
+
+
+def repo_root(start: Path) -> Path | None:
+    """The nearest directory above ``start`` holding ``.git`` (a directory, or a worktree's file);
+    read from the file system so that no git process is needed."""
+    for path in (start, *start.parents):
+        if (path / ".git").exists():
+            return path
+    return None
+
+
+def _redact_value(name: str | None, value: str, secrets: set[str]) -> str:
+    if name is not None and SECRET_NAME.search(name):
+        return MASK
+    return redact_text(value, secrets)
+
+
+def redact_argv(argv: Sequence[str], secrets: set[str]) -> list[str]:
+    """argv with secrets masked: values of options named like secrets (``--api-key X``,
+    ``--token=X``), URL credentials, token-shaped strings and secret environment values."""
+    out: list[str] = []
+    secret_option = False
+    for arg in argv:
+        if secret_option and not arg.startswith("-"):
+            out.append(MASK)
+            secret_option = False
+            continue
+        secret_option = False
+        if arg.startswith("-") and "=" in arg:
+            name, value = arg.split("=", 1)
+            out.append(f"{name}={_redact_value(name, value, secrets)}")
+        elif arg.startswith("-"):
+            secret_option = bool(SECRET_NAME.search(arg.lstrip("-")))
+            out.append(arg)
+        else:
+            out.append(redact_text(arg, secrets))
+    return out
+
+
+def parse_options(args: Sequence[str]) -> dict[str, Any] | None:
+    """``--name value``, ``--name=value`` and bare ``--flag`` (True) as a mapping keyed by the
+    option without dashes; positional arguments before the first option are kept under ``_``.
+    None where the command line does not have that shape (a value with no option before it)."""
+    options: dict[str, Any] = {}
+    positional: list[str] = []
+    name: str | None = None
+    for arg in args:
+        if arg.startswith("--") and len(arg) > 2:
+            if name is not None:
+                options[name] = True
+            key, eq, value = arg[2:].partition("=")
+            if eq:
+                options[key] = value
+                name = None
+            else:
+                name = key
+        elif arg.startswith("-") and len(arg) == 2 and not arg[1].isdigit():
+            if name is not None:
+                options[name] = True
+            name = arg[1:]
+        elif name is not None:
+            options[name] = arg
+            name = None
+        elif not options:
+            positional.append(arg)
+        else:
+            return None
+    if name is not None:
+        options[name] = True
+    if positional:
+        options["_"] = positional
+    return options
+
+
+def _main_module() -> Any:
+    return sys.modules.get("__main__")
+
+
+def _relative(path: Path, root: Path | None) -> str:
+    """``path`` relative to the repository root, else absolute."""
+    if root is not None:
+        try:
+            return path.relative_to(root).as_posix()
+        except ValueError:
+            pass
+    return str(path)
+
+
+def entry_point(root: Path | None) -> tuple[dict[str, Any], Path | None]:
+    """(``program.entry``, the file that ran or None). A ``python -m pkg.mod`` run is a module
+    (``__main__.__spec__`` names it); a file run is a script; ``-c``, a notebook or a REPL is
+    interactive (no file to hash)."""
+    main = _main_module()
+    spec = getattr(main, "__spec__", None)
+    file = getattr(main, "__file__", None)
+    kind: EntryKind
+    if spec is not None and getattr(spec, "name", None) not in (None, "__main__"):
+        kind = "module"
+    elif isinstance(file, str) and file:
+        kind = "script"
+    else:
+        return {"kind": "interactive", "path": None, "sha256": None}, None
+    if not isinstance(file, str):
+        return {"kind": kind, "module": spec.name, "path": None, "sha256": None}, None
+    path = Path(file).resolve()
+    entry: dict[str, Any] = {"kind": kind, "path": _relative(path, root), "sha256": None}
+    if kind == "module":
+        entry["module"] = spec.name
+    entry["sha256"] = file_sha256(path)
+    return entry, path
+
+
+def _prefixes(dirs: Iterable[Path | str]) -> tuple[str, ...]:
+    return tuple(os.path.join(os.path.abspath(d), "") for d in dirs)
+
+
+def _excluded_dirs() -> tuple[str, ...]:
+    """Where installed code lives: the interpreter's prefixes and this package."""
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    return _prefixes([*(p for p in prefixes if p), Path(__file__).resolve().parents[1]])
+
+
+def _is_under(path: Path, dirs: Sequence[Path]) -> bool:
+    return str(path).startswith(_prefixes(dirs))
+
+
+def project_files(roots: Sequence[Path]) -> list[Path]:
+    """The ``.py`` files of imported modules under ``roots``, installed code left out; walked
+    again only when the number of modules changed (a run captures several times)."""
+    key = (len(sys.modules), tuple(roots))
+    if key not in _FILES:
+        _FILES.clear()
+        _FILES[key] = _walk_modules(roots)
+    return list(_FILES[key])
+
+
+def _walk_modules(roots: Sequence[Path]) -> tuple[Path, ...]:
+    """String prefixes, not Path objects: a process with torch holds thousands of modules."""
+    inside, excluded = _prefixes(roots), _excluded_dirs()
+    found: set[str] = set()
+    for module in list(sys.modules.values()):
+        # The module's own dict: getattr would run a lazy module's __getattr__ (and import).
+        file = getattr(module, "__dict__", {}).get("__file__")
+        # A relative __file__ is a placeholder (torch's ``_ops.py``), not a file read from here.
+        if not isinstance(file, str) or not file.endswith(".py") or not os.path.isabs(file):
+            continue
+        path = os.path.normpath(file)
+        installed = "site-packages" in path or "dist-packages" in path
+        if path.startswith(inside) and not path.startswith(excluded) and not installed:
+            found.add(path)
+    return tuple(Path(p) for p in sorted(found))
+
+
+def sources(root: Path | None, cwd: Path, entry: Path | None) -> dict[str, Any]:
+    """``program.sources``: {path: sha256} of the project's imported files, with a digest of the
+    set. Which of them git tracks is read at diff time from ``git.untracked_files``."""
+    roots = [r for r in dict.fromkeys([root, cwd.resolve()]) if r is not None]
+    paths = project_files(roots)
+    if entry is not None and entry not in paths and _is_under(entry, roots):
+        paths.append(entry)
+    truncated = len(paths) > MAX_SOURCES
+    files = {_relative(p, root or cwd.resolve()): file_sha256(p) for p in paths[:MAX_SOURCES]}
+    section: dict[str, Any] = {
+        "files": files,
+        "digest": hashlib.sha256(repr(sorted(files.items())).encode()).hexdigest()[:DIGEST_LENGTH],
+        "count": len(paths),
+    }
+    if truncated:
+        section["truncated_at"] = MAX_SOURCES
+    return section
+
+
+def call_arguments(func: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The scalar arguments of ``func(*args, **kwargs)`` by parameter name, defaults included
+    (a default changed in the code is a recipe change too); {} where the call cannot be bound."""
+    import inspect
+
+    try:
+        bound = inspect.signature(func).bind_partial(*args, **kwargs)
+        bound.apply_defaults()
+    except (TypeError, ValueError):
+        return {}
+    return {
+        name: value
+        for name, value in bound.arguments.items()
+        if value is None or isinstance(value, bool | int | float | str)
+    }
+
+
+def scalar_call(values: Mapping[str, Any], secrets: set[str]) -> dict[str, Any]:
+    """The arguments that are scalars, strings redacted; everything else is left out."""
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        if value is None or isinstance(value, bool | int | float):
+            out[name] = value
+        elif isinstance(value, str):
+            out[name] = _redact_value(name, value, secrets)
+    return out
+
+
+def probe(ctx: ProbeContext) -> dict[str, Any]:
+    secrets = secret_env_values()
+    argv = redact_argv(list(sys.argv), secrets)
+    root = repo_root(ctx.cwd.resolve())
+    entry, entry_path = entry_point(root)
+    if root is None and entry_path is not None:
+        root = repo_root(entry_path.parent)
+        entry["path"] = _relative(entry_path, root)
+    if entry["kind"] == "module" and entry["path"] and Path(entry["path"]).is_absolute():
+        entry["path"] = None  # an installed module: its name and content say which, not where
+    if entry_path is not None and argv and Path(argv[0]).resolve() == entry_path:
+        argv[0] = entry["path"]  # the same script run from elsewhere is the same command
+    options = parse_options(argv[1:])
+    section: dict[str, Any] = {
+        "argv": argv,
+        "options": options
+        if options is not None
+        else unavailable("the command line is not --name value pairs"),
+        "entry": entry,
+        "call": scalar_call(ctx.run.call, secrets),
+    }
+    try:
+        found = sources(root, ctx.cwd, entry_path)
+    except Exception as exc:  # a module table that changed mid-walk, an odd __file__
+        found = unavailable(f"listing imported sources failed: {first_line(exc)}")
+    section["sources"] = found
+    return section

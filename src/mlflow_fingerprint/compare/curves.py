@@ -1,0 +1,104 @@
+"""What the curves rule out: a cause that acts from step 0 cannot explain curves that are
+identical at their first step and part later (DESIGN.md, "Verdicts never contradict the numbers").
+
+Initial weights, data order, worker streams and seeds all change the very first batch's loss: a
+first logged value that is bitwise the same in both runs shows they were the same there. Such a
+difference or enabler is kept in the report, ranked last and marked, but never offered as the
+cause. Only exact comparisons rule anything out: under a tolerance, "equal" at the first step
+may hide a small difference.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from .report import Difference, Enabler, MetricComparison
+
+# Fields whose difference changes the first batch's loss (dotted; ``*`` is one list index).
+FROM_STEP_0: tuple[str, ...] = (
+    "seeds.requested",
+    "seeds.seeded_by",
+    "seeds.origin",
+    "seeds.torch_initial_seed",
+    "data.loaders.*.batch_size",
+    "data.loaders.*.generator",
+    "data.loaders.*.shuffle",
+    "data.loaders.*.sampler",
+    "data.loaders.*.worker_init_fn",
+    "data.loaders.*.num_workers",
+    "data.declared.batch_size",
+    "data.declared.num_workers",
+)
+
+
+def _matches(pattern: str, path: str) -> bool:
+    parts, segments = pattern.split("."), path.split(".")
+    if len(parts) > len(segments):
+        return False
+    return all(p == "*" or p == s for p, s in zip(parts, segments, strict=False))
+
+
+def acts_from_step_0(field: str) -> bool:
+    return any(_matches(pattern, field) for pattern in FROM_STEP_0)
+
+
+def late_divergence(
+    metrics: Sequence[MetricComparison], atol: float, rtol: float
+) -> tuple[float, int] | None:
+    """(first shared step, first divergence step) where every differing metric is bitwise
+    equal at its first logged step and parts later; None where that is not so (or not exact)."""
+    if atol or rtol:
+        return None
+    differing = [m for m in metrics if not m.equal]
+    if not differing:
+        return None
+    found: list[tuple[float, int]] = []
+    for m in differing:
+        step = m.first_divergence_step
+        if step is None or not m.curve_a.steps or not m.curve_b.steps:
+            return None
+        first = m.curve_a.steps[0]
+        if m.curve_b.steps[0] != first or step <= first:
+            return None
+        found.append((first, step))
+    return min(s for s, _ in found), min(d for _, d in found)
+
+
+def ruled_out_note(first: float, parted: int) -> str:
+    return (
+        f"The curves are identical at step {first:g} and part at step {parted}: initial "
+        "weights, data order, worker streams and seeds act from step 0, so none of them "
+        "explains this difference."
+    )
+
+
+def set_aside(
+    differences: Sequence[Difference], first: float, parted: int
+) -> tuple[tuple[Difference, ...], frozenset[str]]:
+    """Differences re-ranked with those acting from step 0 last and marked; and their fields."""
+    ruled = frozenset(d.field for d in differences if acts_from_step_0(d.field))
+    if not ruled:
+        return tuple(differences), ruled
+    prefix = (
+        f"Not the cause here: the curves are identical at step {first:g} and part at step "
+        f"{parted}, and this acts from step 0. "
+    )
+    kept = [d for d in differences if d.field not in ruled]
+    moved = [
+        dataclasses.replace(d, explanation=prefix + d.explanation)
+        for d in differences
+        if d.field in ruled
+    ]
+    ordered = [*kept, *moved]
+    return tuple(dataclasses.replace(d, rank=i) for i, d in enumerate(ordered, start=1)), ruled
+
+
+# Enablers (``enablers.CHECKS``) whose variation shows in the first batch: no seed, and workers
+# drawing from unseeded streams.
+ENABLERS_FROM_STEP_0 = frozenset({"seeds.requested", "data.loaders"})
+
+
+def enablers_left(enablers: Sequence[Enabler]) -> tuple[Enabler, ...]:
+    """Enablers that could still act after step 0 (GPU kernels, TF32); seeds and workers cannot."""
+    return tuple(e for e in enablers if e.field not in ENABLERS_FROM_STEP_0)

@@ -1,0 +1,288 @@
+"""Rules for the recipe a user changes without git: the command line, the entry point, the
+project's imported sources, the decorated function's arguments, the MLflow params each run logged
+(``params.<name>``, added by ``resolve``) and who seeded torch (DESIGN.md, "The recipe").
+
+Each explanation names the option, file or param and both values, e.g. ``argument --lr: 0.05 vs
+0.02``, because the user needs to see *which* of their own settings differed.
+
+Priorities 1300-1460: after every other subject's, since within one effect class and prior a
+named setting of the environment is the likelier explanation to read first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...model.fingerprint import get_path, is_unavailable
+from ...model.hashing import BOOKKEEPING_OPTIONS
+from ...model.missing import MISSING
+from .. import citations as cite
+from ..conditions import Context, Outcome
+from .base import Rule
+
+RECIPE = cite.PROGRAM
+NONE_CLASS = cite.NOT_ARITHMETIC
+
+
+def shown(value: Any) -> str:
+    """A value as a person reads it in a sentence."""
+    if value is MISSING or value is None:
+        return "absent"
+    if is_unavailable(value):
+        return "not recorded"
+    if isinstance(value, list | tuple):
+        return " ".join(str(v) for v in value)
+    return str(value)
+
+
+def _last(ctx: Context) -> str:
+    return ctx.change.path.split(".", 2)[-1]
+
+
+BOOKKEEPING = frozenset(BOOKKEEPING_OPTIONS)
+
+
+def option(ctx: Context) -> Outcome:
+    """``argument --lr: 0.05 vs 0.02``; a one-letter option keeps its single dash."""
+    name = _last(ctx)
+    if name.replace("-", "_") in BOOKKEEPING:
+        return Outcome(
+            "none",
+            f"argument --{name}: {shown(ctx.change.a)} vs {shown(ctx.change.b)} says where the "
+            "run is recorded or written, not how it trains.",
+        )
+    if name == "_":
+        return Outcome(
+            "recipe",
+            f"positional arguments: {shown(ctx.change.a)} vs {shown(ctx.change.b)}",
+        )
+    dashes = "-" if len(name) == 1 else "--"
+    return Outcome(
+        "recipe", f"argument {dashes}{name}: {shown(ctx.change.a)} vs {shown(ctx.change.b)}"
+    )
+
+
+def argv(ctx: Context) -> Outcome:
+    """The whole command line. Where both parsed into options, the options and the entry point
+    are compared one by one and this adds nothing; otherwise it is the only record of the
+    difference."""
+    a, b = ctx.change.a, ctx.change.b
+    parsed = all(
+        isinstance(get_path(r, "program.options"), Mapping)
+        and not is_unavailable(get_path(r, "program.options"))
+        for r in (ctx.a, ctx.b)
+    )
+    if parsed:
+        return Outcome(
+            "none",
+            f"command line: `{shown(a)}` vs `{shown(b)}`; its options and entry point are "
+            "compared one by one.",
+        )
+    return Outcome("recipe", f"command line: `{shown(a)}` vs `{shown(b)}`", prior=2)
+
+
+def untracked(record: Mapping[str, Any], path: Any) -> bool:
+    """``path`` (relative to the repository root) is among the run's untracked files, or in an
+    untracked directory (``git status`` lists ``dir/``)."""
+    listed = get_path(record, "git.untracked_files")
+    if not isinstance(path, str) or not isinstance(listed, list | tuple):
+        return False
+    return any(path == u or (u.endswith("/") and path.startswith(u)) for u in listed)
+
+
+def _tracked(record: Mapping[str, Any]) -> str:
+    return " (untracked)" if untracked(record, get_path(record, "program.entry.path")) else ""
+
+
+def entry_path(ctx: Context) -> Outcome:
+    """``entry point: train.py vs my_experiment.py (untracked)``."""
+    a = f"{shown(ctx.change.a)}{_tracked(ctx.a)}"
+    b = f"{shown(ctx.change.b)}{_tracked(ctx.b)}"
+    same = get_path(ctx.a, "program.entry.sha256") == get_path(ctx.b, "program.entry.sha256")
+    content = "same content" if same else "different content"
+    return Outcome("recipe", f"entry point: {a} vs {b} ({content})", prior=3)
+
+
+def entry_content(ctx: Context) -> Outcome:
+    """Same script name, different content: the script itself was edited."""
+    pa, pb = (get_path(r, "program.entry.path") for r in (ctx.a, ctx.b))
+    if pa == pb:
+        return Outcome(
+            "recipe",
+            f"entry point {shown(pa)}{_tracked(ctx.b) or _tracked(ctx.a)}: its content differs "
+            f"({shown(ctx.change.a)} vs {shown(ctx.change.b)})",
+            prior=3,
+        )
+    return Outcome(
+        "recipe",
+        f"the entry points {shown(pa)} and {shown(pb)} differ in content too",
+        prior=1,
+    )
+
+
+def source_file(ctx: Context) -> Outcome:
+    """``source model.py: content differs`` or ``imported only by A``."""
+    path = ctx.change.path.split(".", 3)[-1]
+    flag = " (untracked)" if untracked(ctx.a, path) or untracked(ctx.b, path) else ""
+    a, b = ctx.change.a, ctx.change.b
+    if a is MISSING or b is MISSING:
+        only = "A" if b is MISSING else "B"
+        return Outcome("recipe", f"source {path}{flag}: imported only by {only}", prior=2)
+    return Outcome("recipe", f"source {path}{flag}: its content differs ({a} vs {b})", prior=2)
+
+
+def call_argument(ctx: Context) -> Outcome:
+    """``call argument lr: 0.05 vs 0.02``: the decorated function was called differently."""
+    name = _last(ctx)
+    return Outcome(
+        "recipe",
+        f"call argument {name}: {shown(ctx.change.a)} vs {shown(ctx.change.b)}",
+        prior=3,
+    )
+
+
+def param(ctx: Context) -> Outcome:
+    """``param momentum: 0.9 vs 0.0``: a value the run logged to MLflow itself."""
+    name = ctx.change.path.split(".", 1)[-1]
+    return Outcome(
+        "recipe", f"param {name}: {shown(ctx.change.a)} vs {shown(ctx.change.b)}", prior=3
+    )
+
+
+ORIGIN_WORDS = {
+    "decorator": "seeded by the decorator",
+    "program": "seeded by the program",
+    "unseeded": "not seeded",
+}
+
+
+def origin(ctx: Context) -> Outcome:
+    a, b = (ORIGIN_WORDS.get(str(v), shown(v)) for v in (ctx.change.a, ctx.change.b))
+    return Outcome(
+        "randomness",
+        f"A was {a}, B was {b}: their random streams (initial weights, data order, dropout) "
+        "start from different seeds.",
+        prior=3,
+    )
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "program.options.*",
+        "recipe",
+        "A command-line option differs.",
+        RECIPE,
+        3,
+        option,
+        priority=1300,
+    ),
+    Rule(
+        "program.options",
+        "recipe",
+        "The command lines parse differently.",
+        RECIPE,
+        2,
+        priority=1310,
+    ),
+    Rule("program.argv", "recipe", "The command lines differ.", RECIPE, 1, argv, priority=1320),
+    Rule(
+        "program.entry.path",
+        "recipe",
+        "A different entry point ran.",
+        RECIPE,
+        3,
+        entry_path,
+        priority=1330,
+    ),
+    Rule("program.entry.module", "recipe", "A different module ran.", RECIPE, 3, priority=1340),
+    Rule(
+        "program.entry.kind",
+        "recipe",
+        "The program was started differently.",
+        RECIPE,
+        2,
+        priority=1350,
+    ),
+    Rule(
+        "program.entry.sha256",
+        "recipe",
+        "The entry point's content differs.",
+        RECIPE,
+        3,
+        entry_content,
+        priority=1360,
+    ),
+    Rule(
+        "program.sources.files.*",
+        "recipe",
+        "An imported source file differs.",
+        RECIPE,
+        2,
+        source_file,
+        priority=1370,
+    ),
+    Rule(
+        "program.sources.digest",
+        "none",
+        "Summary of the imported sources, which are compared file by file.",
+        NONE_CLASS,
+        priority=1380,
+    ),
+    Rule(
+        "program.sources.count",
+        "none",
+        "How many project files were imported; they are compared file by file.",
+        NONE_CLASS,
+        priority=1390,
+    ),
+    Rule(
+        "program.sources.truncated_at",
+        "none",
+        "Where the list of imported sources was cut short.",
+        NONE_CLASS,
+        priority=1400,
+    ),
+    Rule(
+        "program.call.*",
+        "recipe",
+        "A call argument differs.",
+        RECIPE,
+        3,
+        call_argument,
+        priority=1410,
+    ),
+    Rule("params.*", "recipe", "A logged param differs.", RECIPE, 3, param, priority=1420),
+    Rule(
+        "seeds.origin",
+        "randomness",
+        "Who seeded torch differs.",
+        cite.SEED,
+        3,
+        origin,
+        priority=1430,
+    ),
+    Rule(
+        "data.loaders.*.batches_seen",
+        "none",
+        "How many batches a loader yielded; how far each run got is in the curves.",
+        NONE_CLASS,
+        priority=1440,
+    ),
+    Rule(
+        "git.untracked_files",
+        "none",
+        "Which files git does not track; the code a run imported from them is compared under "
+        "program.sources.",
+        NONE_CLASS,
+        priority=1450,
+    ),
+    Rule(
+        "git.untracked_count",
+        "none",
+        "A different number of untracked files; untracked code a run imported is compared "
+        "under program.sources.",
+        NONE_CLASS,
+        priority=1460,
+    ),
+)
