@@ -260,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import mlflow
 
+    if args.tracking_uri:  # this script's own mlflow.* calls (last_active_run) use it too
+        mlflow.set_tracking_uri(args.tracking_uri)
     result = run()
     rank = torch.distributed.get_rank() if distributed() else 0
     if rank == 0:  # only rank 0 has the run
