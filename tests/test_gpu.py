@@ -34,7 +34,7 @@ from mlflow_fingerprint.capture.nvml_replay import (
     record_readings,
 )
 from mlflow_fingerprint.model.fingerprint import is_unavailable
-from mlflow_fingerprint.present.summary import gpu_summary
+from mlflow_fingerprint.model.readable import gpu_summary
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gpus"
 

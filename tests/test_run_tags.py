@@ -39,6 +39,11 @@ def with_fields(fp: Fingerprint, **updates: object) -> Fingerprint:
 
 @pytest.fixture(scope="module")
 def captured() -> Fingerprint:
+    """This process as an unseeded one: an earlier test in the session may have seeded torch,
+    which a capture now (rightly) reads as seeded by the program."""
+    import torch
+
+    torch.seed()  # an OS-drawn seed, as a fresh process has
     return mfp.capture()
 
 

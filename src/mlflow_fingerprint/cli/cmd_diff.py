@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     cli_defaults()
     log_target = None
     if args.log_to:
-        from ..tracking.report_artifact import target_run_id
+        from .log_to import target_run_id
 
         log_target = target_run_id(args.log_to, args.tracking_uri, args.experiment)
     a, b = args.a, args.b
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         args.output,
     )
     if log_target is not None:
-        from ..tracking.report_artifact import log_report
+        from .log_to import log_report
 
         mlflow_client, run_id = log_target
         path = log_report(

@@ -13,7 +13,7 @@ from typing import Any
 
 from .. import layout
 from ..model.fingerprint import Fingerprint, get_path, is_unavailable
-from ..present.summary import (
+from ..model.readable import (
     deterministic_text,
     gpu_text,
     loaders_value,

@@ -8,7 +8,7 @@ from .. import layout
 from ..compare.report import Report
 from ..compare.resolve import find_run_by_name, run_id_of
 from ..errors import ResolveError
-from . import store as tracking
+from ..tracking import store as tracking
 
 
 def target_run_id(ref: str, tracking_uri: str | None, experiment: str | None) -> tuple[Any, str]:

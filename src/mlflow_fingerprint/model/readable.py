@@ -1,0 +1,168 @@
+"""One-line readable values of a record's fields: the GPU, TF32, determinism, seed, loader and
+git in words.
+
+Every function takes the plain record (``Fingerprint.to_dict()`` or a loaded JSON), so the same
+words appear in the MLflow run table (``tracking/tags.py``) and in ``fingerprint capture`` and
+``fingerprint show`` (``present/summary.py``). Here, below both, so the tags need not reach up
+into the presentation layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .fingerprint import get_path, is_unavailable
+
+Record = Mapping[str, Any]
+
+
+def _device_label(device: Any) -> tuple[str, str]:
+    if not isinstance(device, Mapping) or is_unavailable(device):
+        return "unknown GPU", ""
+    name = device.get("name")
+    details = [device.get("architecture")]
+    capability = device.get("compute_capability")
+    if isinstance(capability, str):
+        details.append("sm_" + capability.replace(".", ""))
+    if device.get("mig_mode") == "enabled":
+        details.append("MIG")
+    return (
+        name if isinstance(name, str) else "unknown GPU",
+        ", ".join(d for d in details if isinstance(d, str)),
+    )
+
+
+def gpu_summary(section: Any) -> str:
+    """One line for a record's ``gpu`` section (the ``fingerprint.gpu`` tag):
+    ``NVIDIA H100 80GB HBM3 x1 (Hopper, sm_90)``, models joined with `` + ``, ``MIG`` added for a
+    partitioned GPU (its SMs are split), or ``none`` where there is no readable GPU.
+
+    Here rather than beside the GPU probe: it reads a record, so the summary (and whatever shows
+    a record) need not import the probes."""
+    if not isinstance(section, Mapping) or is_unavailable(section):
+        return "none"
+    devices = section.get("devices")
+    if not isinstance(devices, Sequence) or isinstance(devices, str):
+        return "none"
+    counts: dict[tuple[str, str], int] = {}
+    for device in devices:
+        label = _device_label(device)
+        counts[label] = counts.get(label, 0) + 1
+    parts = [
+        f"{name} x{n}" + (f" ({details})" if details else "")
+        for (name, details), n in counts.items()
+    ]
+    return " + ".join(parts) or "none"
+
+
+def value_text(value: Any) -> str:
+    """A field value as a person reads it; unavailable fields say so briefly."""
+    if is_unavailable(value):
+        return "unavailable"
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def gpu_text(record: Record) -> str:
+    """``NVIDIA H100 80GB HBM3 x1 (Hopper, sm_90)``, models joined with ``+``, or ``none``."""
+    return gpu_summary(record.get("gpu"))
+
+
+def tf32_text(record: Record) -> str:
+    """``matmul=off,cudnn=on``: whether CUDA matmuls and cuDNN convs may use TF32."""
+    precision = get_path(record, "numerics.fp32_precision")
+    if not isinstance(precision, Mapping):
+        return "unavailable"
+
+    def state(*nodes: str) -> str:
+        values = {precision.get(n) for n in nodes}
+        if values == {"tf32"}:
+            return "on"
+        if "tf32" in values:
+            return "partial"
+        return "off"
+
+    text = f"matmul={state('cuda_matmul')},cudnn={state('cudnn_conv', 'cudnn_rnn')}"
+    override = get_path(record, "numerics.env.NVIDIA_TF32_OVERRIDE")
+    return f"{text},NVIDIA_TF32_OVERRIDE={override}" if override is not None else text
+
+
+def deterministic_text(record: Record) -> str:
+    """``on``, ``warn`` (nondeterministic kernels still run), ``off``, plus cudnn.benchmark."""
+    algorithms = get_path(record, "determinism.deterministic_algorithms")
+    warn_only = get_path(record, "determinism.warn_only")
+    if is_unavailable(algorithms) or algorithms is None:
+        mode = "unavailable"
+    elif algorithms:
+        mode = "warn" if warn_only is True else "on"
+    else:
+        mode = "off"
+    benchmark = get_path(record, "determinism.cudnn_benchmark")
+    return f"{mode},benchmark=on" if benchmark is True else mode
+
+
+def determinism_request_text(record: Record) -> str:
+    """`` · asked on by mlflow_fingerprint.fingerprinted``: the decision behind the flags, for the
+    summary only (the ``fingerprint.deterministic`` tag stays the flags); empty where no wrapper or
+    trainer recorded one."""
+    request = get_path(record, "determinism.requested")
+    if not isinstance(request, Mapping) or is_unavailable(request):
+        return ""
+    by = request.get("by")
+    return f" · asked {value_text(request.get('mode'))}" + (f" by {by}" if by else "")
+
+
+def seed_text(record: Record) -> str:
+    requested = get_path(record, "seeds.requested")
+    if requested is not None:
+        return str(requested)
+    initial = get_path(record, "seeds.torch_initial_seed")
+    if get_path(record, "seeds.origin") == "program" and isinstance(initial, int):
+        return f"{initial} (set by the program)"
+    return f"unseeded (torch initial seed {initial})" if isinstance(initial, int) else "unseeded"
+
+
+def training_loader(record: Record) -> Mapping[str, Any] | None:
+    """The loader that yielded most batches (the first seen among equals: the training loop's
+    loader starts first), or None where the run saw no loader."""
+    loaders = [x for x in get_path(record, "data.loaders") or [] if isinstance(x, Mapping)]
+    if not loaders:
+        return None
+
+    def batches(loader: Mapping[str, Any]) -> int:
+        seen = loader.get("batches_seen")
+        return seen if isinstance(seen, int) and not isinstance(seen, bool) else 0
+
+    return max(loaders, key=batches)  # max keeps the first of equals
+
+
+def loaders_value(record: Record, key: str) -> str:
+    """The training loader's value (the other loaders' stay in the fingerprint), else the
+    declared value, else ``unknown``."""
+    loader = training_loader(record)
+    if loader is not None:
+        return str(loader.get(key))
+    declared = get_path(record, f"data.declared.{key}")
+    return str(declared) if declared is not None else "unknown"
+
+
+def git_text(record: Record) -> str:
+    git = record.get("git")
+    if not isinstance(git, Mapping) or is_unavailable(git):
+        return value_text(git) if git is not None else "—"
+    commit = git.get("commit")
+    parts = [commit[:10] if isinstance(commit, str) else value_text(commit)]
+    if git.get("branch"):
+        parts.append(f"on {git['branch']}")
+    dirty = git.get("dirty")
+    if dirty is True:
+        parts.append(f"dirty ({git.get('changed_count', '?')} changed)")
+    elif dirty is False:
+        parts.append("clean")
+    if git.get("remote_url"):
+        parts.append(str(git["remote_url"]))
+    return " · ".join(parts)
