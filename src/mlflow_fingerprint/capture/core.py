@@ -31,6 +31,7 @@ from . import (
     platform_info,
     python_info,
     seeds,
+    tensorflow_info,
     torch_info,
 )
 from .context import ProbeContext, RunInfo
@@ -52,6 +53,9 @@ PROBES: dict[str, Probe] = {
     "platform": platform_info.probe,
     "packages": packages.probe,
     "distributed": distributed.probe,
+    # read only where the program imported them: never imported here
+    "tensorflow": tensorflow_info.probe,
+    "keras": tensorflow_info.probe_keras,
 }
 
 DEFAULT_TIMEOUT_S = float(os.environ.get("MLFLOW_FINGERPRINT_PROBE_TIMEOUT", "10"))

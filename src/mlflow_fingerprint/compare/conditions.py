@@ -320,9 +320,25 @@ def draws_random(ctx: Context) -> Outcome | None:
 
 
 def unseeded(ctx: Context) -> Outcome | None:
-    """Two unseeded runs differ in the seed torch drew for itself."""
-    if facts.seeded(ctx.a) or facts.seeded(ctx.b):
+    """Two runs nobody seeded torch in differ in the seed torch drew for itself. Where they
+    seeded TensorFlow instead (a Keras program), torch's own seed is a weak cause."""
+    if any(get_path(r, "seeds.requested") is not None for r in (ctx.a, ctx.b)):
         return None
+    if facts.seeded(ctx.a) or facts.seeded(ctx.b):
+        if all(get_path(r, "seeds.torch_imported_by_program") is False for r in (ctx.a, ctx.b)):
+            return Outcome(
+                "none",
+                "torch drew its own seed in each run, but neither program imported torch (only "
+                "the capture did, to read it), so nothing drew from it; these runs seeded "
+                "TensorFlow.",
+            )
+        return Outcome(
+            "randomness",
+            "torch drew its own seed in each run, but these runs seeded TensorFlow, whose "
+            "generators a Keras model on the TensorFlow backend draws from; torch's seed "
+            "matters only if the program draws random numbers from torch too.",
+            prior=1,
+        )
     return Outcome(
         "randomness",
         "Neither run was seeded, so each drew its own random seed: "
@@ -334,9 +350,9 @@ def unseeded(ctx: Context) -> Outcome | None:
 def rng_state(ctx: Context) -> Outcome | None:
     """State digests are a sound "same stream" test only when both were taken right after
     seeding with the same seed; anywhere else they are volatile."""
-    stages = {get_path(r, "seeds.captured_at_stage") for r in (ctx.a, ctx.b)}
+    after_seed = all(get_path(r, "seeds.captured_at_stage") == "after_seed" for r in (ctx.a, ctx.b))
     same_seed = get_path(ctx.a, "seeds.requested") == get_path(ctx.b, "seeds.requested")
-    if stages == {"after_seed"} and same_seed and facts.seeded(ctx.a):
+    if after_seed and same_seed and facts.seeded(ctx.a):
         return Outcome(
             "randomness",
             "Same seed, yet a different RNG state right after seeding: "

@@ -32,6 +32,8 @@ SECTIONS: tuple[str, ...] = (
     "packages",
     "git",
     "distributed",
+    "tensorflow",
+    "keras",
 )
 
 

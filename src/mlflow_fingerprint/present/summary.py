@@ -117,6 +117,9 @@ def seed_text(record: Record) -> str:
     requested = get_path(record, "seeds.requested")
     if requested is not None:
         return str(requested)
+    tf_seed = get_path(record, "tensorflow.global_seed")
+    if isinstance(tf_seed, int) and not isinstance(tf_seed, bool):
+        return f"{tf_seed} (TensorFlow global seed)"
     initial = get_path(record, "seeds.torch_initial_seed")
     return f"unseeded (torch initial seed {initial})" if isinstance(initial, int) else "unseeded"
 

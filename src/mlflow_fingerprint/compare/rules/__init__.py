@@ -8,9 +8,9 @@ Effect classes (DESIGN.md, Comparator; ``model/vocabulary.py``):
 - ``none``: recorded, but it does not change results.
 
 The rules live in one module per subject (``gpu``, ``cuda_torch``, ``numerics``, ``determinism``,
-``seeds``, ``data``, ``recipe``, ``distributed``, ``platform``), each a ``RULES`` tuple; ``base``
-holds the ``Rule`` type and the lookup; ``compare/citations.py`` the ``Source`` type and the
-public pages and knowledge-base rows the rules cite (``mlflow_fingerprint/knowledge/
+``seeds``, ``data``, ``recipe``, ``distributed``, ``platform``, ``tensorflow``), each a ``RULES``
+tuple; ``base`` holds the ``Rule`` type and the lookup; ``compare/citations.py`` the ``Source`` type
+and the public pages and knowledge-base rows the rules cite (``mlflow_fingerprint/knowledge/
 determinism.md``, shipped in the package; ``tests/test_compare_rules.py`` fails if a cited row
 disappears).
 
@@ -49,10 +49,22 @@ from . import (
     platform,
     recipe,
     seeds,
+    tensorflow,
 )
 from .base import Classification, Rule, matches, most_specific, parts
 
-SUBJECTS = (recipe, seeds, data, distributed, gpu, cuda_torch, numerics, determinism, platform)
+SUBJECTS = (
+    recipe,
+    seeds,
+    data,
+    distributed,
+    gpu,
+    cuda_torch,
+    numerics,
+    determinism,
+    platform,
+    tensorflow,
+)
 
 
 def _collect() -> tuple[Rule, ...]:
