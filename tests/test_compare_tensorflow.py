@@ -17,6 +17,7 @@ from mlflow_fingerprint.audit import audit
 from mlflow_fingerprint.compare import facts
 from mlflow_fingerprint.compare.rules import rule_for
 from mlflow_fingerprint.model.hashing import compute_hashes
+from mlflow_fingerprint.present.summary import summary_text
 from mlflow_fingerprint.tracking.tags import fingerprint_tags
 from test_compare_support import cpu_record, edit, gpu_record
 
@@ -241,6 +242,13 @@ def test_audit_of_a_tensorflow_process() -> None:
     }
     torch_only = {**cpu_record(), "tensorflow": {"imported": False}}
     assert not [f for f in audit(torch_only).findings if f.check.startswith("tensorflow")]
+
+
+def test_summary_has_framework_lines_only_for_a_program_that_imported_them() -> None:
+    text = summary_text(keras_record(global_seed=0, op_determinism=True))
+    assert "tensorflow     2.21.0 · op determinism on · TF32 on · global seed 0 · GPUs none" in text
+    assert "keras          3.15.1 · backend tensorflow · policy float32" in text
+    assert "tensorflow " not in summary_text(cpu_record())
 
 
 def test_tensorflow_tags_only_on_tensorflow_runs() -> None:
