@@ -5,6 +5,9 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 # The CPU wheel; an open range or a bare `torch` would pull a multi-GB CUDA build.
 TORCH  ?= torch==2.13.0
+# TensorFlow's CPU wheel, for the Keras integration and its tests (the `tensorflow` extra names the
+# full `tensorflow` for users; both install the same `tensorflow` module). `make setup TF=` skips it.
+TF     ?= tensorflow-cpu==2.21.0
 
 .PHONY: setup demo test lint format bench clean
 
@@ -13,7 +16,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet "$(TORCH)"
+	$(PY) -m pip install --quiet "$(TORCH)" $(if $(TF),"$(TF)")
 	$(PY) -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 

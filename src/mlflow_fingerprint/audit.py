@@ -2,7 +2,8 @@
 
 It walks the common reproducibility checklist (seeds, cudnn.benchmark, deterministic algorithms,
 CUBLAS_WORKSPACE_CONFIG, DataLoader worker seeding) plus PYTHONHASHSEED, TF32 and thread counts,
-over a fingerprint: by default this process's, or a run's, where the seed and the DataLoaders are
+and in a TensorFlow process TensorFlow's own (its global seed, op determinism, TF32), over a
+fingerprint: by default this process's, or a run's, where the seed and the DataLoaders are
 known. Each check reads the same facts the comparator's rules do, so a threat flagged here is one
 ``fingerprint diff`` would name.
 """
@@ -60,11 +61,13 @@ Check = Callable[[Record], "Finding | str"]
 
 
 def seeds(r: Record) -> Finding | str:
-    if facts.seeded(r):
-        program = facts.program_seed(r)
-        if program is not None:
-            return f"seeded by the program with {program}"
+    program = facts.program_seed(r)
+    if program is not None:
+        return f"seeded by the program with {program}"
+    if get_path(r, "seeds.requested") is not None:
         return f"seeded with {get_path(r, 'seeds.requested')}"
+    if facts.seeded(r):
+        return f"TensorFlow's global seed is {facts.tf_seed(r)}"
     return Finding(
         "seeds",
         "high",
@@ -214,6 +217,62 @@ def threads(r: Record) -> Finding | str:
     )
 
 
+def tf_seed(r: Record) -> Finding | str:
+    if not facts.tf_used(r):
+        return "TensorFlow not imported"
+    if facts.tf_seed(r) is not None:
+        return f"TensorFlow's global seed is {facts.tf_seed(r)}"
+    return Finding(
+        "tensorflow_seed",
+        "high",
+        "randomness",
+        "TensorFlow's global seed is unset: Keras initial weights, dropout and shuffling "
+        "change every run.",
+        "keras.utils.set_random_seed(0) (or mfp.seed_everything(0) after importing TensorFlow)",
+        str(cite.TF_KERAS_SEED),
+    )
+
+
+def tf_op_determinism(r: Record) -> Finding | str:
+    if not facts.tf_used(r):
+        return "TensorFlow not imported"
+    if facts.tf_op_determinism(r):
+        return "TensorFlow op determinism is on"
+    gpu = facts.tf_gpu_run(r)
+    return Finding(
+        "tensorflow_op_determinism",
+        "high" if gpu else "low",
+        "numerics",
+        "TensorFlow op determinism is off"
+        + (
+            ": on the GPU, ops that add from asynchronous threads sum in a different order "
+            "every run."
+            if gpu
+            else "; on the CPU most ops are deterministic anyway, but a GPU run would not be."
+        ),
+        "tf.config.experimental.enable_op_determinism()",
+        str(cite.TF_OP_DETERMINISM),
+    )
+
+
+def tf_tf32(r: Record) -> Finding | str:
+    if not facts.tf_used(r):
+        return "TensorFlow not imported"
+    if not facts.tf_tf32_capable(r):
+        return "TensorFlow saw no TF32-capable GPU (compute capability 8.0+)"
+    if get_path(r, "tensorflow.tf32_execution") is not True:
+        return "TensorFlow's TF32 execution is off"
+    return Finding(
+        "tensorflow_tf32",
+        "medium",
+        "numerics",
+        "TensorFlow's TensorFloat-32 execution is on (its default): float32 matmuls and "
+        "convolutions round inputs to 10 mantissa bits, and results differ from other GPUs.",
+        "tf.config.experimental.enable_tensor_float_32_execution(False)",
+        str(cite.TF_TF32),
+    )
+
+
 def git_dirty(r: Record) -> Finding | str:
     if get_path(r, "git.dirty") is not True:
         return "no uncommitted changes (or not a git repository)"
@@ -229,11 +288,14 @@ def git_dirty(r: Record) -> Finding | str:
 
 CHECKS: tuple[Check, ...] = (
     seeds,
+    tf_seed,
     worker_seeding,
     cudnn_benchmark,
     deterministic,
+    tf_op_determinism,
     cublas_workspace,
     tf32,
+    tf_tf32,
     pythonhashseed,
     git_dirty,
     threads,

@@ -39,6 +39,9 @@ TAG_GIT_COMMIT: Final = "fingerprint.git.commit"
 TAG_GIT_DIRTY: Final = "fingerprint.git.dirty"
 TAG_SCHEMA: Final = "fingerprint.schema"
 TAG_STAGE: Final = "fingerprint.stage"
+# Only on runs of programs that had imported TensorFlow.
+TAG_TENSORFLOW: Final = "fingerprint.tensorflow"
+TAG_TF_OP_DETERMINISM: Final = "fingerprint.tensorflow.op_determinism"
 
 # The tag holding each of the record's ``hashes`` (the key is the name in ``hashes``).
 HASH_TAGS: Final[Mapping[str, str]] = MappingProxyType(
@@ -114,6 +117,7 @@ def report_artifact(a: str, b: str, extension: str) -> str:
 PARAM_BATCH_SIZE: Final = "batch_size"
 PARAM_NUM_WORKERS: Final = "num_workers"
 PARAM_SEED: Final = "seed"
+PARAM_EPOCHS: Final = "epochs"  # what a Keras fit was given
 
 # --- MLflow's own system tags that the decorator sets when it creates a run ---------------------
 MLFLOW_RUN_NAME: Final = "mlflow.runName"

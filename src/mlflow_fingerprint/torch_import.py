@@ -19,6 +19,9 @@ import threading
 from types import ModuleType
 
 _first_import = threading.Lock()
+# Set when this package ran torch's first import: the program itself never imported torch, so
+# nothing it does draws from torch's generators (a Keras program whose capture read torch).
+_imported_here = threading.Event()
 
 
 def _ready(module: ModuleType | None) -> bool:
@@ -33,11 +36,22 @@ def load_torch() -> tuple[ModuleType | None, str | None]:
     if _ready(module):
         return module, None
     with _first_import:
+        first = "torch" not in sys.modules
         try:
             import torch
         except Exception as exc:  # ImportError, or a broken install raising anything at import
             line = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
             return None, f"torch is not importable ({type(exc).__name__}: {line})"
+    if first:
+        _imported_here.set()
     if not _ready(torch) or not hasattr(torch, "Tensor"):
         return None, "torch is still being imported by another thread"
     return torch, None
+
+
+def imported_by_program() -> bool | None:
+    """Whether the program imported torch itself (True) or only this package did, to read or
+    seed it (False); None while torch is not imported at all."""
+    if "torch" not in sys.modules:
+        return None
+    return not _imported_here.is_set()

@@ -32,6 +32,7 @@ from . import (
     program,
     python_info,
     seeds,
+    tensorflow_info,
     torch_info,
 )
 from .context import ProbeContext, RunInfo
@@ -54,6 +55,9 @@ PROBES: dict[str, Probe] = {
     "packages": packages.probe,
     "distributed": distributed.probe,
     "program": program.probe,
+    # read only where the program imported them: never imported here
+    "tensorflow": tensorflow_info.probe,
+    "keras": tensorflow_info.probe_keras,
 }
 
 

@@ -15,6 +15,7 @@ import sys
 from typing import Any, Literal
 
 from ..model.fingerprint import unavailable
+from ..torch_import import imported_by_program
 from .context import ProbeContext
 from .reading import safe
 
@@ -81,6 +82,9 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
         "torch_initial_seed": initial_seed,
         "origin": seed_origin(run.requested_seed, run.seeded_by, initial_seed)
         or unavailable("torch's seed could not be read"),
+        # Volatile: whether torch's own seed could feed anything (a Keras program's capture may
+        # be the only importer of torch).
+        "torch_imported_by_program": imported_by_program(),
         "state_digests": dict(run.seed_state_digests)
         if run.seed_state_digests
         else rng_state_digests(torch),

@@ -1,11 +1,11 @@
 """Where the comparator's and the audit's claims can be checked: public pages, and rows of the
 knowledge base shipped in the package.
 
-Each constant is a ``Source``: a public page (PyTorch, NVIDIA, Python, MLflow documentation) and,
-where the claim rests on this project's own reading of sources or its own checks, the row of
-``mlflow_fingerprint/knowledge/determinism.md`` that says so. A new rule reuses one of these or
-adds one here, so one page is spelt once. Outside ``rules/`` so that the audit can cite the same
-sources without loading every rule.
+Each constant is a ``Source``: a public page (PyTorch, TensorFlow, Keras, NVIDIA, Python, MLflow
+documentation) and, where the claim rests on this project's own reading of sources or its own
+checks, the row of ``mlflow_fingerprint/knowledge/determinism.md`` that says so. A new rule reuses
+one of these or adds one here, so one page is spelt once. Outside ``rules/`` so that the audit can
+cite the same sources without loading every rule.
 """
 
 from __future__ import annotations
@@ -63,6 +63,23 @@ MIG_GUIDE = "https://docs.nvidia.com/datacenter/tesla/mig-user-guide/"
 NVML_API = "https://docs.nvidia.com/deploy/nvml-api/"
 PYTHONHASHSEED_DOC = "https://docs.python.org/3/using/cmdline.html#envvar-PYTHONHASHSEED"
 MLFLOW_TRACKING = "https://mlflow.org/docs/latest/tracking.html"
+TF_API = "https://www.tensorflow.org/api_docs/python/tf"
+TF_OP_DETERMINISM_DOC = f"{TF_API}/config/experimental/enable_op_determinism"
+TF_TF32_DOC = f"{TF_API}/config/experimental/enable_tensor_float_32_execution"
+TF_SET_SEED_DOC = f"{TF_API}/random/set_seed"
+TF_KERAS_SEED_DOC = f"{TF_API}/keras/utils/set_random_seed"
+TF_INTER_OP_DOC = f"{TF_API}/config/threading/set_inter_op_parallelism_threads"
+TF_INTRA_OP_DOC = f"{TF_API}/config/threading/set_intra_op_parallelism_threads"
+TF_JIT_DOC = f"{TF_API}/config/optimizer/set_jit"
+TF_DEVICES_DOC = f"{TF_API}/config/list_physical_devices"
+TF_BUILD_DOC = f"{TF_API}/sysconfig/get_build_info"
+TF_MIXED_PRECISION = "https://www.tensorflow.org/guide/mixed_precision"
+# TensorFlow's release notes: TF_CUDNN_DETERMINISTIC and its successor TF_DETERMINISTIC_OPS (2.1;
+# replaced by enable_op_determinism in 2.8), oneDNN on by default and TF_ENABLE_ONEDNN_OPTS (2.9).
+TF_RELEASE_NOTES = "https://github.com/tensorflow/tensorflow/blob/master/RELEASE.md"
+KERAS_BACKEND_DOC = "https://keras.io/getting_started/#configuring-your-backend"
+KERAS_FLOATX_DOC = "https://keras.io/api/utils/config_utils/#floatx-function"
+KERAS_FIT_DOC = "https://keras.io/api/models/model_training_apis/#fit-method"
 
 # Sources, by what they back.
 GPU_MODEL = Source(CUDNN_DOC, "GPU model / compute capability / architecture")
@@ -119,3 +136,19 @@ PYTHON = Source(kb="Python version / implementation")
 NOT_ARITHMETIC = Source(RANDOMNESS, "Recorded, not arithmetic")
 SCHEMA = Source(kb="Record schema version")
 HASH_GROUP = Source(kb="Fields without a rule (hash groups)")
+# TensorFlow and Keras (their own documentation).
+TF_OP_DETERMINISM = Source(TF_OP_DETERMINISM_DOC)
+TF_CUDNN_DETERMINISTIC = Source(TF_RELEASE_NOTES)
+TF_TF32 = Source(TF_TF32_DOC)
+TF_SEED = Source(TF_SET_SEED_DOC)
+TF_KERAS_SEED = Source(TF_KERAS_SEED_DOC)
+TF_INTER_OP = Source(TF_INTER_OP_DOC)
+TF_INTRA_OP = Source(TF_INTRA_OP_DOC)
+TF_JIT = Source(TF_JIT_DOC)
+TF_DEVICES = Source(TF_DEVICES_DOC)
+TF_BUILD = Source(TF_BUILD_DOC)
+TF_MIXED = Source(TF_MIXED_PRECISION)
+TF_ONEDNN = Source(TF_RELEASE_NOTES)
+KERAS_BACKEND = Source(KERAS_BACKEND_DOC)
+KERAS_FLOATX = Source(KERAS_FLOATX_DOC)
+KERAS_FIT = Source(KERAS_FIT_DOC)

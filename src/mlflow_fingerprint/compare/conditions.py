@@ -330,7 +330,8 @@ def _seed_side(label: str, record: Record) -> str:
 
 def unseeded(ctx: Context) -> Outcome | None:
     """Two unseeded runs differ in the seed torch drew for itself; a program that seeds torch
-    itself is seeded all the same, and its seed is the one that differs."""
+    itself is seeded all the same, and its seed is the one that differs. Where they seeded
+    TensorFlow instead (a Keras program), torch's own seed is a weak cause."""
     a, b = facts.program_seed(ctx.a), facts.program_seed(ctx.b)
     if a is not None and b is not None:
         return Outcome(
@@ -346,8 +347,23 @@ def unseeded(ctx: Context) -> Outcome | None:
             "data order and dropout.",
             prior=3,
         )
-    if facts.seeded(ctx.a) or facts.seeded(ctx.b):
+    if any(get_path(r, "seeds.requested") is not None for r in (ctx.a, ctx.b)):
         return None
+    if facts.seeded(ctx.a) or facts.seeded(ctx.b):
+        if all(get_path(r, "seeds.torch_imported_by_program") is False for r in (ctx.a, ctx.b)):
+            return Outcome(
+                "none",
+                "torch drew its own seed in each run, but neither program imported torch (only "
+                "the capture did, to read it), so nothing drew from it; these runs seeded "
+                "TensorFlow.",
+            )
+        return Outcome(
+            "randomness",
+            "torch drew its own seed in each run, but these runs seeded TensorFlow, whose "
+            "generators a Keras model on the TensorFlow backend draws from; torch's seed "
+            "matters only if the program draws random numbers from torch too.",
+            prior=1,
+        )
     return Outcome(
         "randomness",
         "Neither run was seeded, so each drew its own random seed: "
@@ -359,9 +375,9 @@ def unseeded(ctx: Context) -> Outcome | None:
 def rng_state(ctx: Context) -> Outcome | None:
     """State digests are a sound "same stream" test only when both were taken right after
     seeding with the same seed; anywhere else they are volatile."""
-    stages = {get_path(r, "seeds.captured_at_stage") for r in (ctx.a, ctx.b)}
+    after_seed = all(get_path(r, "seeds.captured_at_stage") == "after_seed" for r in (ctx.a, ctx.b))
     same_seed = get_path(ctx.a, "seeds.requested") == get_path(ctx.b, "seeds.requested")
-    if stages == {"after_seed"} and same_seed and facts.seeded(ctx.a):
+    if after_seed and same_seed and facts.seeded(ctx.a):
         return Outcome(
             "randomness",
             "Same seed, yet a different RNG state right after seeding: "

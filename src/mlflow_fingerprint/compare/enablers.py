@@ -82,6 +82,15 @@ CHECKS: tuple[tuple[Callable[[Record], bool], Enabler], ...] = (
         ),
     ),
     (
+        lambda r: facts.tf_gpu_run(r) and not facts.tf_op_determinism(r),
+        Enabler(
+            "tensorflow.op_determinism",
+            "TensorFlow op determinism is off on a GPU run: ops that add from asynchronous "
+            "threads sum in a different order every run.",
+            "tf.config.experimental.enable_op_determinism() (with keras.utils.set_random_seed)",
+        ),
+    ),
+    (
         _unseeded_workers,
         Enabler(
             "data.loaders",

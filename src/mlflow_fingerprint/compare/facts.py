@@ -110,9 +110,10 @@ def seed_origin(record: Record) -> str | None:
 
 
 def seeded(record: Record) -> bool:
-    """The run's RNGs were seeded on purpose: by the wrapper, declared by the user, or by the
-    program itself (torch holds a seed it chose)."""
-    if get_path(record, "seeds.requested") is not None:
+    """The run's RNGs were seeded on purpose: by the wrapper, declared by the user, by the
+    program itself (torch holds a seed it chose), or through TensorFlow's global seed
+    (``tf.random.set_seed`` / ``keras.utils.set_random_seed``)."""
+    if get_path(record, "seeds.requested") is not None or tf_seed(record) is not None:
         return True
     return seed_origin(record) in ("decorator", "program")
 
@@ -121,6 +122,42 @@ def program_seed(record: Record) -> int | None:
     """The seed a program set torch to itself, where it did."""
     seed = get_path(record, "seeds.torch_initial_seed")
     return seed if seed_origin(record) == "program" and isinstance(seed, int) else None
+
+
+def tf_seed(record: Record) -> int | None:
+    """The global seed TensorFlow (or Keras 3, for its other backends) was given, if any."""
+    for path in ("tensorflow.global_seed", "keras.global_seed"):
+        value = get_path(record, path)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def tf_used(record: Record) -> bool:
+    """The program had imported TensorFlow when it was captured."""
+    return get_path(record, "tensorflow.imported") is True
+
+
+def tf_gpus(record: Record) -> list[str]:
+    """The GPUs TensorFlow saw (``tensorflow.gpus``): where it places ops by default."""
+    gpus = get_path(record, "tensorflow.gpus")
+    return [str(g) for g in gpus] if isinstance(gpus, list | tuple) else []
+
+
+def tf_gpu_run(record: Record) -> bool:
+    """TensorFlow saw a GPU, so its ops ran there unless the program pinned them to the CPU."""
+    return tf_used(record) and bool(tf_gpus(record))
+
+
+def tf_tf32_capable(record: Record) -> bool:
+    """TensorFlow saw a GPU and the machine has one of compute capability 8.0 or newer."""
+    return tf_gpu_run(record) and any(
+        (cc := compute_capability(d)) is not None and cc >= TF32_MIN_CC for d in gpu_devices(record)
+    )
+
+
+def tf_op_determinism(record: Record) -> bool:
+    return get_path(record, "tensorflow.op_determinism") is True
 
 
 def tf32_nodes_on(record: Record) -> list[str]:

@@ -1,10 +1,12 @@
 """Thin layers over the run machinery for the trainers people already use.
 
 - ``mlflow_fingerprint.integrations.lightning.FingerprintCallback`` (PyTorch Lightning);
-- ``mlflow_fingerprint.integrations.transformers.FingerprintTrainerCallback`` (Hugging Face).
+- ``mlflow_fingerprint.integrations.transformers.FingerprintTrainerCallback`` (Hugging Face);
+- ``mlflow_fingerprint.integrations.keras.FingerprintCallback`` (Keras ``model.fit``; import it
+  from its submodule: the name here is Lightning's).
 
-Each submodule imports its framework; this package imports neither, so ``mlflow_fingerprint``
-never pulls Lightning or transformers in unless the user asks for the callback.
+Each submodule imports its framework; this package imports none, so ``mlflow_fingerprint``
+never pulls Lightning, transformers or Keras in unless the user asks for the callback.
 """
 
 from __future__ import annotations

@@ -33,6 +33,8 @@ SECTIONS: tuple[str, ...] = (
     "git",
     "program",
     "distributed",
+    "tensorflow",
+    "keras",
 )
 
 

@@ -18,10 +18,38 @@ from .fingerprint import get_path
 
 HASH_LENGTH = 16
 
+# TensorFlow's and Keras's fields that change arithmetic, and those that fix random streams.
+TF_NUMERICS: tuple[str, ...] = (
+    "tensorflow.op_determinism",
+    "tensorflow.tf32_execution",
+    "tensorflow.threads",
+    "tensorflow.jit",
+    "tensorflow.env",
+    "keras.mixed_precision_policy",
+    "keras.floatx",
+)
+TF_RECIPE: tuple[str, ...] = ("tensorflow.global_seed", "keras.global_seed")
+
 # Which top-level sections (or dotted sub-fields) feed each hash group.
 GROUPS: dict[str, tuple[str, ...]] = {
-    "env": ("gpu", "cuda", "torch", "python", "platform", "packages.digest", "distributed.env"),
-    "numerics": ("numerics", "determinism", "torch.threads", "cuda.computed_on"),
+    "env": (
+        "gpu",
+        "cuda",
+        "torch",
+        "python",
+        "platform",
+        "packages.digest",
+        "distributed.env",
+        "tensorflow",
+        "keras",
+    ),
+    "numerics": (
+        "numerics",
+        "determinism",
+        "torch.threads",
+        "cuda.computed_on",
+        *TF_NUMERICS,
+    ),
     "recipe": (
         "seeds",
         "data",
@@ -29,12 +57,20 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "program",
         "distributed.world_size",
         "distributed.backend",
+        *TF_RECIPE,
     ),
 }
 
 # Fields hashed in another group: thread counts change reduction order, and a CUDA machine can
-# still compute on the CPU, so both are numerics.
-EXCLUDED: dict[str, tuple[str, ...]] = {"env": ("torch.threads", "cuda.computed_on")}
+# still compute on the CPU, so both are numerics; TensorFlow's switches and seeds likewise.
+EXCLUDED: dict[str, tuple[str, ...]] = {
+    "env": ("torch.threads", "cuda.computed_on", *TF_NUMERICS, *TF_RECIPE)
+}
+
+# Sections of frameworks a program may not use: they enter a hash only where the program had
+# imported the framework (``{"imported": true}``), so a torch run hashes exactly as it did before
+# these sections existed, and runs recorded before then still match new ones.
+FRAMEWORK_SECTIONS: tuple[str, ...] = ("tensorflow", "keras")
 
 # Command-line options that say where a run is recorded or written, not how it trains: a run
 # name differs on every run, so the recipe hash leaves them out (``-`` spelled either way).
@@ -69,6 +105,7 @@ VOLATILE: tuple[str, ...] = (
     "platform.memory_available_mib",
     "platform.boot_id",
     "seeds.state_digests",
+    "seeds.torch_imported_by_program",  # who imported torch, not what it computed
     "seeds.captured_at_stage",
     "data.captured_at_stage",
     "data.loaders.*.batches_seen",  # how far the run got, not how it was set up
@@ -170,13 +207,21 @@ def strip_volatile(value: Any, path: tuple[str, ...] = (), extra: tuple[str, ...
     return None if node is None else _strip(value, node)
 
 
+def framework_used(record: Mapping[str, Any], section: str) -> bool:
+    """The program had imported this optional framework when the record was captured."""
+    return get_path(record, f"{section}.imported") is True
+
+
 def group_payload(record: Mapping[str, Any], group: str) -> dict[str, Any]:
-    """What goes into one hash group: the group's fields with volatile ones removed."""
+    """What goes into one hash group: the group's fields with volatile ones removed, and those of
+    a framework the program did not import left out (``FRAMEWORK_SECTIONS``)."""
     return {
         name: strip_volatile(
             get_path(record, name), tuple(name.split(".")), EXCLUDED.get(group, ())
         )
         for name in GROUPS[group]
+        if name.split(".")[0] not in FRAMEWORK_SECTIONS
+        or framework_used(record, name.split(".")[0])
     }
 
 

@@ -120,6 +120,9 @@ def seed_text(record: Record) -> str:
     requested = get_path(record, "seeds.requested")
     if requested is not None:
         return str(requested)
+    tf_seed = get_path(record, "tensorflow.global_seed")
+    if isinstance(tf_seed, int) and not isinstance(tf_seed, bool):
+        return f"{tf_seed} (TensorFlow global seed)"
     initial = get_path(record, "seeds.torch_initial_seed")
     if get_path(record, "seeds.origin") == "program" and isinstance(initial, int):
         return f"{initial} (set by the program)"

@@ -30,6 +30,38 @@ def _section_line(record: Record, name: str, fields: list[tuple[str, str]]) -> s
     )
 
 
+def framework_rows(record: Record) -> list[tuple[str, str]]:
+    """The ``tensorflow`` and ``keras`` lines, only for a program that had imported them."""
+    rows = []
+    if get_path(record, "tensorflow.imported") is True:
+        gpus = get_path(record, "tensorflow.gpus")
+        line = _section_line(
+            record,
+            "tensorflow",
+            [
+                ("", "version"),
+                ("op determinism", "op_determinism"),
+                ("TF32", "tf32_execution"),
+                ("global seed", "global_seed"),
+            ],
+        ).lstrip()
+        if isinstance(gpus, list | tuple):
+            line += f" · GPUs {', '.join(map(str, gpus)) or 'none'}"
+        rows.append(("tensorflow", line))
+    if get_path(record, "keras.imported") is True:
+        rows.append(
+            (
+                "keras",
+                _section_line(
+                    record,
+                    "keras",
+                    [("", "version"), ("backend", "backend"), ("policy", "mixed_precision_policy")],
+                ).lstrip(),
+            )
+        )
+    return rows
+
+
 def summary_text(fp: Fingerprint | Record) -> str:
     """A dozen lines a person can paste into a bug report."""
     record = fp.to_dict() if isinstance(fp, Fingerprint) else fp
@@ -81,6 +113,7 @@ def summary_text(fp: Fingerprint | Record) -> str:
                 ],
             ).lstrip(),
         ),
+        *framework_rows(record),
         ("tf32", tf32_text(record)),
         ("deterministic", deterministic_text(record) + determinism_request_text(record)),
         ("seed", seed_text(record)),

@@ -1,7 +1,8 @@
 """Seeding every RNG, seeding DataLoader workers, and the deterministic-kernels switch.
 
-torch is optional: without it only python's and numpy's generators are seeded. Nothing here
-initialises CUDA: ``torch.manual_seed`` seeds CUDA lazily when it is not initialised yet.
+torch is optional: without it only python's and numpy's generators are seeded; TensorFlow is seeded
+only where the program imported it. Nothing here initialises CUDA: ``torch.manual_seed`` seeds CUDA
+lazily when it is not initialised yet.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..loaded import loaded
 from ..torch_import import load_torch
 
 CUBLAS_WORKSPACE_CONFIG = ":4096:8"
@@ -37,9 +39,30 @@ def check_seed(seed: Any) -> None:
         raise ValueError(f"seed must be an int in [0, {MAX_SEED}], got {seed!r}")
 
 
+def seed_tensorflow(seed: int) -> str | None:
+    """Seed TensorFlow and Keras if the program has imported them (never importing either: that
+    costs seconds and starts TensorFlow's thread pools in a program that may not use it).
+
+    ``keras.utils.set_random_seed`` where Keras 3 is loaded: it also resets Keras's global
+    ``SeedGenerator`` (which ``tf.random.set_seed`` alone leaves drawing from its old state) and
+    seeds TensorFlow. Else ``tf.random.set_seed``. Returns which one ran, or None."""
+    keras = loaded("keras")
+    set_random_seed = getattr(getattr(keras, "utils", None), "set_random_seed", None)
+    if set_random_seed is not None:
+        set_random_seed(seed)
+        return "keras.utils.set_random_seed"
+    tf = loaded("tensorflow")
+    set_seed = getattr(getattr(tf, "random", None), "set_seed", None)
+    if set_seed is not None:
+        set_seed(seed)
+        return "tf.random.set_seed"
+    return None
+
+
 def seed_everything(seed: int) -> int:
-    """Seed python's ``random``, numpy's global generator and torch (CPU and every GPU); returns
-    the seed. PYTHONHASHSEED cannot be set from inside a running interpreter, so it is not."""
+    """Seed python's ``random``, numpy's global generator, torch (CPU and every GPU) and, where
+    the program has imported it, TensorFlow (and Keras); returns the seed. PYTHONHASHSEED cannot
+    be set from inside a running interpreter, so it is not."""
     check_seed(seed)
     random.seed(seed)
     numpy = _numpy()
@@ -48,6 +71,7 @@ def seed_everything(seed: int) -> int:
     torch = optional_torch()
     if torch is not None:
         torch.manual_seed(seed)  # also seeds every CUDA device, lazily
+    seed_tensorflow(seed)
     return seed
 
 

@@ -78,6 +78,16 @@ def fingerprint_tags(fp: Fingerprint | Record, secrets: set[str]) -> dict[str, s
         layout.TAG_SCHEMA: str(record.get("schema_version", "unavailable")),
         layout.TAG_STAGE: str(get_path(record, "data.captured_at_stage") or "capture"),
     }
+    if get_path(record, "tensorflow.imported") is True:
+        op_determinism = get_path(record, "tensorflow.op_determinism")
+        tags |= {
+            layout.TAG_TENSORFLOW: _field(record, "tensorflow.version"),
+            layout.TAG_TF_OP_DETERMINISM: (
+                ("on" if op_determinism else "off")
+                if isinstance(op_determinism, bool)
+                else _field(record, "tensorflow.op_determinism")
+            ),
+        }
     return safe_tags(tags, secrets)
 
 
@@ -97,7 +107,7 @@ def safe_tags(
 
 
 def run_params(fp: Fingerprint | Record, secrets: set[str]) -> dict[str, str]:
-    """``batch_size``, ``num_workers`` and ``seed``, each only when known."""
+    """``batch_size``, ``num_workers``, ``seed`` and ``epochs``, each only when known."""
     record = fp.to_dict() if isinstance(fp, Fingerprint) else fp
     params: dict[str, Any] = {}
     for param, field in (
@@ -110,6 +120,9 @@ def run_params(fp: Fingerprint | Record, secrets: set[str]) -> dict[str, str]:
     seed = get_path(record, "seeds.requested")
     if seed is not None:
         params[layout.PARAM_SEED] = seed
+    epochs = get_path(record, "data.declared.epochs")
+    if epochs is not None:
+        params[layout.PARAM_EPOCHS] = epochs
     return safe_tags(params, secrets, limit=MAX_PARAM_VALUE)
 
 

@@ -8,10 +8,10 @@ Effect classes (DESIGN.md, Comparator; ``model/vocabulary.py``):
 - ``none``: recorded, but it does not change results.
 
 The rules live in one module per subject (``gpu``, ``cuda_torch``, ``numerics``, ``determinism``,
-``seeds``, ``data``, ``recipe``, ``program``, ``distributed``, ``platform``), each a ``RULES``
-tuple; ``base`` holds the ``Rule`` type and the lookup; ``compare/citations.py`` the ``Source``
-type and the public pages and knowledge-base rows the rules cite (``mlflow_fingerprint/knowledge/
-determinism.md``, shipped in the package; ``tests/test_compare_rules.py`` fails if a cited row
+``seeds``, ``data``, ``recipe``, ``program``, ``distributed``, ``platform``, ``tensorflow``), each
+a ``RULES`` tuple; ``base`` holds the ``Rule`` type and the lookup; ``compare/citations.py`` the
+``Source`` type and the public pages and knowledge-base rows the rules cite
+(``mlflow_fingerprint/knowledge/determinism.md``, shipped in the package; ``tests/test_compare_rules.py`` fails if a cited row
 disappears).
 
 A field path takes its most specific rule (most segments, then fewest wildcards). Among the
@@ -50,6 +50,7 @@ from . import (
     program,
     recipe,
     seeds,
+    tensorflow,
 )
 from .base import Classification, Rule, matches, most_specific, parts
 
@@ -64,6 +65,7 @@ SUBJECTS = (
     numerics,
     determinism,
     platform,
+    tensorflow,
 )
 
 

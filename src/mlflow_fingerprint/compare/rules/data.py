@@ -28,6 +28,14 @@ RULES: tuple[Rule, ...] = (
         priority=40,
     ),
     Rule(
+        "data.declared.epochs",
+        "recipe",
+        "A different number of epochs trains for a different number of steps.",
+        cite.KERAS_FIT,
+        prior=3,
+        priority=45,
+    ),
+    Rule(
         "data.loaders.*.num_workers",
         "randomness",
         "Random numbers drawn inside DataLoader workers (augmentation) come from per-worker "

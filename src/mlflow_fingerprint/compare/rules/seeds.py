@@ -57,6 +57,13 @@ RULES: tuple[Rule, ...] = (
         priority=280,
     ),
     Rule(
+        "seeds.torch_imported_by_program",
+        "none",
+        "Whether the program imported torch itself or only the capture did; not a cause by itself.",
+        cite.NOT_ARITHMETIC,
+        priority=285,
+    ),
+    Rule(
         "seeds.captured_at_stage",
         "none",
         "When the RNG states were read.",

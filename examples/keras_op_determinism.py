@@ -1,0 +1,18 @@
+"""Op determinism on vs off (article 002's ``TF_CUDNN_DETERMINISTIC``, TensorFlow >= 2.8
+spelling): both runs seeded alike, one with ``tf.config.experimental.enable_op_determinism()``.
+
+On the CPU most TensorFlow ops are deterministic already, so the numbers usually agree; on a GPU
+the run without it may differ every time (article 000's GPU runs).
+"""
+
+from keras_pair import keras_scenario_main
+
+COMMON = ["--epochs", "2", "--seed", "0"]
+
+if __name__ == "__main__":
+    keras_scenario_main(
+        "Keras: op determinism on vs off",
+        [*COMMON, "--op-determinism"],
+        COMMON,
+        "keras-op-determinism",
+    )

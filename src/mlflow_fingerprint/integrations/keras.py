@@ -1,0 +1,187 @@
+"""``FingerprintCallback``: the fingerprint of a Keras ``model.fit``, in its MLflow run.
+
+    model.fit(x, y, batch_size=64, epochs=3, callbacks=[FingerprintCallback()])
+
+At ``on_train_begin``, when the program has set TensorFlow up (its global seed, op determinism,
+TF32, threads), it captures this process with the batch size and epochs ``fit`` was given, and
+records that into the run to log into:
+
+1. the ``fingerprinted`` run current in this context (a decorated function that calls ``fit``):
+   that run records its own fingerprint when the function returns, TensorFlow imported and set by
+   then, so the callback adds only the fit's metrics;
+2. else the active MLflow run: the one MLflow's Keras autolog opened for this fit
+   (``mlflow.keras.autolog()``), or the user's ``mlflow.start_run()``;
+3. else a run of its own (``mlflow.start_run()``), ended when the fit ends. A fit that raises
+   never reaches ``on_train_end``; that run is then left open, as MLflow's autolog leaves its own.
+
+Metrics go through the run's writer, so the training thread never waits on MLflow: each batch's
+logs as ``batch_<name>`` (step: batches since the fit began) and each epoch's as ``<name>``
+(step: the epoch), the names MLflow's own Keras callback uses. Where MLflow's callback already
+logs this fit (autolog), this one logs no metrics, so no value reaches MLflow twice.
+
+Keras hands a callback ``epochs`` and ``steps`` (``params``) but not the batch size; that is
+read from ``fit``'s own arguments on the call stack, and stays unknown if they cannot be found.
+Importing this module imports Keras (and so its backend).
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+import keras
+
+from .. import layout
+from ..capture import RunInfo, capture
+from ..model.fingerprint import Fingerprint
+from ..run import current
+from ..tracking.uploader import FingerprintWarning
+from . import _record
+
+INTEGRATION = "keras"
+# How far up the stack ``fit`` may be from the callback hook: CallbackList, then fit itself
+# (with a wrapper or two between, such as TensorFlow's traceback filter or MLflow's autolog).
+MAX_FRAMES = 8
+
+
+@dataclass(frozen=True)
+class FitArguments:
+    """What ``fit`` was given, and whether MLflow's own Keras callback logs this fit."""
+
+    batch_size: int | None
+    epochs: int | None
+    mlflow_logs_metrics: bool
+
+
+def _fit_frame(model: Any, frame: FrameType | None) -> FrameType | None:
+    for _ in range(MAX_FRAMES):
+        if frame is None:
+            return None
+        if frame.f_code.co_name == "fit" and frame.f_locals.get("self") is model:
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def _is_mlflow_callback(callback: Any) -> bool:
+    return type(callback).__module__.split(".")[0] == "mlflow"
+
+
+def fit_arguments(model: Any, params: Mapping[str, Any], frame: FrameType | None) -> FitArguments:
+    """``fit``'s batch size (from its frame, found from ``frame`` upwards) and epochs (from the
+    callback ``params``); whether an MLflow callback is among the fit's callbacks."""
+    fit = _fit_frame(model, frame)
+    local = fit.f_locals if fit is not None else {}
+    batch_size = local.get("batch_size")
+    epochs = params.get("epochs", local.get("epochs"))
+    callbacks = local.get("callbacks")
+    members = getattr(callbacks, "callbacks", callbacks) or []
+    return FitArguments(
+        batch_size=batch_size if isinstance(batch_size, int) else None,
+        epochs=epochs if isinstance(epochs, int) else None,
+        mlflow_logs_metrics=any(_is_mlflow_callback(c) for c in members),
+    )
+
+
+def _warn(message: str) -> None:
+    warnings.warn(f"mlflow-fingerprint: {message}", FingerprintWarning, stacklevel=3)
+
+
+def _numbers(logs: Mapping[str, Any] | None, prefix: str = "") -> dict[str, Any]:
+    return {f"{prefix}{key}": value for key, value in (logs or {}).items()}
+
+
+class FingerprintCallback(keras.callbacks.Callback):
+    """Record the fit's fingerprint and metrics in its MLflow run (see the module docstring).
+
+    ``log_every_n_batches``: log batch metrics every n batches (0: epoch metrics only).
+    """
+
+    def __init__(self, flush_timeout_s: float = 30.0, log_every_n_batches: int = 1) -> None:
+        super().__init__()
+        if isinstance(log_every_n_batches, bool) or not isinstance(log_every_n_batches, int):
+            raise TypeError(f"log_every_n_batches must be an int, got {log_every_n_batches!r}")
+        if log_every_n_batches < 0:
+            raise ValueError(f"log_every_n_batches must be >= 0, got {log_every_n_batches}")
+        self.flush_timeout_s = flush_timeout_s
+        self.log_every_n_batches = log_every_n_batches
+        self.fingerprint: Fingerprint | None = None
+        self.run_id: str | None = None
+        self.fit: FitArguments | None = None
+        self._sink: current.MetricSink | None = None
+        self._writer: Any = None
+        self._owns_run = False
+        self._batches = 0
+
+    # -- start -------------------------------------------------------------------------------
+
+    def on_train_begin(self, logs: Mapping[str, Any] | None = None) -> None:
+        self._batches = 0
+        try:
+            self.fit = fit_arguments(self.model, self.params or {}, sys._getframe(1))
+            self._start(self.fit)
+        except Exception as exc:  # recording must never stop the fit
+            _warn(f"could not record the fingerprint: {type(exc).__name__}: {exc}")
+
+    def _start(self, fit: FitArguments) -> None:
+        outer = current.current()
+        if outer is not None:  # a fingerprinted run: it records the fingerprint itself
+            self.run_id = outer.run_id
+            self._sink = None if fit.mlflow_logs_metrics else outer
+            return
+        import mlflow
+
+        active = mlflow.active_run()
+        if active is None:
+            active = mlflow.start_run()
+            self._owns_run = True
+        self.fingerprint = capture(
+            run=RunInfo(
+                declared={
+                    k: v
+                    for k, v in (("batch_size", fit.batch_size), ("epochs", fit.epochs))
+                    if v is not None
+                },
+                stage="train_start",
+            )
+        )
+        spool_id = active.data.tags.get(layout.TAG_SPOOL_ID)
+        _record.replace_provider_pending(spool_id, self.fingerprint)
+        self._writer = _record.record_into_run(
+            active.info.run_id,
+            mlflow.get_tracking_uri(),
+            self.fingerprint,
+            {layout.TAG_INTEGRATION: INTEGRATION},
+        )
+        self.run_id = active.info.run_id
+        self._sink = None if fit.mlflow_logs_metrics else self._writer
+
+    # -- metrics -----------------------------------------------------------------------------
+
+    def on_train_batch_end(self, batch: int, logs: Mapping[str, Any] | None = None) -> None:
+        self._batches += 1
+        every = self.log_every_n_batches
+        if self._sink is not None and every and self._batches % every == 0:
+            self._sink.log_metrics(_numbers(logs, "batch_"), step=self._batches)
+
+    def on_epoch_end(self, epoch: int, logs: Mapping[str, Any] | None = None) -> None:
+        if self._sink is not None:
+            self._sink.log_metrics(_numbers(logs), step=epoch)
+
+    # -- end ---------------------------------------------------------------------------------
+
+    def on_train_end(self, logs: Mapping[str, Any] | None = None) -> None:
+        """Wait (bounded) until MLflow holds what was recorded; end the run if it is ours."""
+        try:
+            if self._writer is not None and not self._writer.flush(self.flush_timeout_s):
+                _warn("MLflow did not store the fit's records in time; they stay in the spool")
+        finally:
+            if self._owns_run:
+                import mlflow
+
+                self._owns_run = False
+                mlflow.end_run()
