@@ -36,10 +36,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 
-from infra import bulk
-from infra.mlflow_team import running_server
-from infra.postgres import Postgres, running_postgres
-from infra.s3 import S3Store, running_s3
+from support import bulk
+from support.mlflow_team import running_server
+from support.postgres import Postgres, running_postgres
+from support.s3 import S3Store, running_s3
 
 TWINS = 5
 LIMIT = 2.0

@@ -49,7 +49,10 @@ def capture_pair() -> None:
 def diff_output() -> str:
     out = subprocess.run(
         [sys.executable, "-m", "mlflow_fingerprint.cli", "diff", *map(str, PAIR)],
-        capture_output=True, text=True, check=False, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
     )
     shown = out.stdout.replace(str(ROOT) + "/", "")
     return f"$ fingerprint diff {' '.join(str(p.relative_to(ROOT)) for p in PAIR)}\n{shown}"

@@ -47,27 +47,66 @@ def main() -> int:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
-        [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", f"sqlite:///{STORE}",
-         "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "mlflow",
+            "server",
+            "--backend-store-uri",
+            f"sqlite:///{STORE}",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            "1",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         wait_healthy(url)
         with tempfile.TemporaryDirectory() as tmp:
             report = Path(tmp) / "report.html"
-            cli = [sys.executable, "-m", "mlflow_fingerprint.cli", "diff", "A", "B",
-                   "-e", EXPERIMENT, "--tracking-uri", url, "--format", "html",
-                   "--output", str(report)]
+            cli = [
+                sys.executable,
+                "-m",
+                "mlflow_fingerprint.cli",
+                "diff",
+                "A",
+                "B",
+                "-e",
+                EXPERIMENT,
+                "--tracking-uri",
+                url,
+                "--format",
+                "html",
+                "--output",
+                str(report),
+            ]
             code = subprocess.run(cli, check=False).returncode
             if code not in (0, 1):
                 raise SystemExit(f"fingerprint diff failed with exit {code}")
             subprocess.run(
-                [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", f"--user-data-dir={tmp}/ud",
-                 "--hide-scrollbars", "--window-size=1280,1400", f"--screenshot={OUT}",
-                 report.as_uri()],
-                check=True, capture_output=True, timeout=120,
+                [
+                    browser,
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-quic",
+                    "--no-first-run",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    f"--user-data-dir={tmp}/ud",
+                    "--hide-scrollbars",
+                    "--window-size=1280,1400",
+                    f"--screenshot={OUT}",
+                    report.as_uri(),
+                ],
+                check=True,
+                capture_output=True,
+                timeout=120,
             )
     finally:
         server.terminate()

@@ -22,7 +22,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))  # the DevTools client the browser test uses
 
-from infra.browser import Page, experiment_url, open_page, run_url, show_columns  # noqa: E402
+from support.browser import Page, experiment_url, open_page, run_url, show_columns  # noqa: E402
 
 STORE = ROOT / "mlflow.db"
 EXPERIMENT = "fingerprint-demo"

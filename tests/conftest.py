@@ -22,8 +22,10 @@ from types import ModuleType
 
 import pytest
 
-from infra.mlflow_team import MlflowServer
-from infra.tracking import active_tracking_uri
+from support.mlflow_team import MlflowServer
+from support.tracking import active_tracking_uri
+
+pytest_plugins = ["support.fixtures"]  # the team-server fixtures, registered once
 
 
 @pytest.fixture(scope="session")

@@ -86,7 +86,7 @@ CHECKS: tuple[tuple[Callable[[Record], bool], Enabler], ...] = (
         Enabler(
             "tensorflow.op_determinism",
             "TensorFlow op determinism is off on a GPU run: ops that add from asynchronous "
-            "threads sum in a different order every run.",
+            "threads can sum in a different order from one run to the next.",
             "tf.config.experimental.enable_op_determinism() (with keras.utils.set_random_seed)",
         ),
     ),

@@ -1,0 +1,139 @@
+"""Shared helpers for the comparator tests (no tests here): records and real MLflow runs.
+
+Fingerprint records come from real captures: ``tests/fixtures/fingerprints/cpu.json`` (this CPU
+machine) and, for GPUs, a capture through the NVML replay of a recorded real GPU, with the torch
+build edited to a CUDA one (the test machine's torch is a CPU build). Runs go into a real sqlite
+MLflow store, with the fingerprint artifact and tags the run wrapper writes.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from collections.abc import Mapping, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from mlflow_fingerprint import layout
+from mlflow_fingerprint.model.hashing import compute_hashes
+from support.paths import FIXTURES
+
+TAGS = {
+    layout.TAG_HASH: "fingerprint",
+    layout.TAG_HASH_ENV: "env",
+    layout.TAG_HASH_NUMERICS: "numerics",
+    layout.TAG_HASH_RECIPE: "recipe",
+}
+
+
+def new_store(directory: Path, template: Path) -> str:
+    """A store of its own in ``directory``, copied from conftest's ``mlflow_db_template``."""
+    path = directory / "mlflow.db"
+    shutil.copyfile(template, path)
+    return f"sqlite:///{path}"
+
+
+def cpu_record() -> dict[str, Any]:
+    """A real capture of a CPU-only machine (torch CPU build, no NVIDIA driver)."""
+    return json.loads((FIXTURES / "fingerprints" / "cpu.json").read_text())
+
+
+@cache
+def _gpu_capture(gpu: str) -> str:
+    import mlflow_fingerprint as mfp
+    from mlflow_fingerprint.capture.nvml_replay import NvmlReplay
+
+    fp = mfp.capture(nvml=NvmlReplay.from_file(FIXTURES / "gpus" / f"{gpu}.json"))
+    return fp.to_json()
+
+
+def gpu_record(
+    gpu: str, cuda: str = "12.8", cudnn: str = "9.8.0", computed_on: str = "cuda"
+) -> dict[str, Any]:
+    """A capture through the replay of a recorded real GPU, as if torch were a CUDA build whose
+    run computed on the GPU (``computed_on``, as the wrapper's end capture reads it)."""
+    record = json.loads(_gpu_capture(gpu))
+    record["cuda"]["torch_built_with"] = cuda
+    record["cuda"]["cudnn_version"] = cudnn
+    record["cuda"]["computed_on"] = computed_on
+    return rehash(record)
+
+
+def edit(record: Mapping[str, Any], **changes: Any) -> dict[str, Any]:
+    """A copy with dotted paths set (``edit(r, **{"seeds.requested": 1})``), hashes redone."""
+    out = copy.deepcopy(dict(record))
+    for path, value in changes.items():
+        node = out
+        *parents, last = path.split(".")
+        for part in parents:
+            node = node[int(part)] if isinstance(node, list) else node.setdefault(part, {})
+        if isinstance(node, list):
+            node[int(last)] = value
+        else:
+            node[last] = value
+    return rehash(out)
+
+
+def rehash(record: dict[str, Any]) -> dict[str, Any]:
+    record["hashes"] = compute_hashes(record)
+    return record
+
+
+def seeded(record: Mapping[str, Any], seed: int) -> dict[str, Any]:
+    return edit(
+        record,
+        **{"seeds.requested": seed, "seeds.seeded_by": "test", "seeds.torch_initial_seed": seed},
+    )
+
+
+def write(tmp: Path, name: str, record: Mapping[str, Any]) -> str:
+    path = tmp / f"{name}.json"
+    path.write_text(json.dumps(record))
+    return str(path)
+
+
+def log_run(
+    uri: str,
+    experiment: str,
+    name: str,
+    record: Mapping[str, Any] | None,
+    histories: Mapping[str, Sequence[float]],
+    seed: Any = None,
+) -> str:
+    """A finished run with ``record`` as its fingerprint artifact and tags, and each history
+    logged at steps 0..n-1. ``record=None`` makes a run without a fingerprint."""
+    from mlflow import MlflowClient
+    from mlflow.entities import Metric
+
+    client = MlflowClient(uri)
+    found = client.get_experiment_by_name(experiment)
+    artifacts = Path(uri.removeprefix("sqlite:///")).parent / "artifacts" / experiment
+    experiment_id = (
+        found.experiment_id
+        if found
+        else client.create_experiment(experiment, artifact_location=artifacts.as_uri())
+    )
+    run = client.create_run(experiment_id, run_name=name)
+    run_id = run.info.run_id
+    if record is not None:
+        client.log_text(run_id, json.dumps(record), layout.FINGERPRINT_ARTIFACT)
+        tags = {tag: record["hashes"][key] for tag, key in TAGS.items()}
+        tags[layout.TAG_SEED] = str(seed if seed is not None else record["seeds"].get("requested"))
+        client.log_batch(run_id, tags=[_tag(k, v) for k, v in tags.items()])
+    metrics = [
+        Metric(key, float(v), 1_700_000_000_000 + i, i)
+        for key, values in histories.items()
+        for i, v in enumerate(values)
+    ]
+    for i in range(0, len(metrics), 1000):
+        client.log_batch(run_id, metrics=metrics[i : i + 1000])
+    client.set_terminated(run_id)
+    return run_id
+
+
+def _tag(key: str, value: str) -> Any:
+    from mlflow.entities import RunTag
+
+    return RunTag(key, value)

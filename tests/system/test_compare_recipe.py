@@ -1,0 +1,173 @@
+"""Real pairs of a self-seeding script that differ in what the user changed (issue 13): the
+command line, an untracked copy of the script, the program's own seed, or nothing recorded.
+
+The script (``tests/recipe_script.py``) is copied into a temporary git repository as ``train.py``
+and run as a user runs it, one process per run, a few SGD steps on the digits each.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mlflow_fingerprint import diff, layout
+from support.paths import JOBS, ROOT
+
+pytestmark = pytest.mark.slow
+
+SCRIPT = JOBS / "recipe_script.py"
+
+# name -> (script, arguments, extra environment)
+RUNS: dict[str, tuple[str, list[str], dict[str, str]]] = {
+    "a": ("train.py", ["--seed", "1", "--lr", "0.05"], {}),
+    "a_again": ("train.py", ["--seed", "1", "--lr", "0.05"], {}),
+    "lr": ("train.py", ["--seed", "1", "--lr", "0.02"], {}),
+    "seed2": ("train.py", ["--seed", "2", "--lr", "0.05"], {}),
+    "unseeded": ("train.py", ["--lr", "0.05"], {}),
+    "scaled": ("train.py", ["--seed", "1", "--lr", "0.05"], {"RECIPE_LR_SCALE": "0.4"}),
+    "copy": ("my_experiment.py", ["--seed", "1", "--lr", "0.05"], {}),
+}
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    )
+
+
+def run_script(repo: Path, uri: str, name: str) -> str:
+    script, args, extra = RUNS[name]
+    paths = [str(ROOT / "src"), str(ROOT / "examples"), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, **extra, "PYTHONPATH": os.pathsep.join(paths)}
+    env.pop("RECIPE_LR_SCALE", None) if "RECIPE_LR_SCALE" not in extra else None
+    out = subprocess.run(
+        [sys.executable, script, *args, "--tracking-uri", uri, "--run-name", name],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])["run_id"]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str]]:
+    """Every run of RUNS, trained once; ``my_experiment.py`` (an untracked copy of the committed
+    script with one line changed: momentum 0.9) is made only before its own run."""
+    base = tmp_path_factory.mktemp("recipe")
+    repo = base / "project"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    shutil.copy(SCRIPT, repo / "train.py")
+    git(repo, "add", "train.py")
+    git(repo, "commit", "-q", "-m", "the training script")
+    uri = f"sqlite:///{base / 'mlflow.db'}"
+    ids = {}
+    for name in RUNS:
+        if name == "copy":
+            text = (repo / "train.py").read_text()
+            changed = text.replace("momentum: float = 0.0", "momentum: float = 0.9")
+            assert changed != text
+            (repo / "my_experiment.py").write_text(changed)
+        ids[name] = run_script(repo, uri, name)
+    return uri, ids
+
+
+def report_of(runs: tuple[str, dict[str, str]], a: str, b: str):
+    uri, ids = runs
+    return diff(ids[a], ids[b], tracking_uri=uri)
+
+
+def all_text(report) -> str:
+    return json.dumps(report.to_dict())
+
+
+def test_a_command_line_option_explains_the_pair(runs) -> None:
+    report = report_of(runs, "a", "lr")
+    assert report.verdict == "explained"
+    first = report.differences[0]
+    assert first.field == "program.options.lr"
+    assert first.effect == "recipe"
+    assert first.explanation == "argument --lr: 0.05 vs 0.02"
+    fields = {d.field: d for d in report.differences}
+    assert fields["params.lr"].explanation == "param lr: 0.05 vs 0.02"
+    assert fields["program.call.lr"].explanation == "call argument lr: 0.05 vs 0.02"
+    (loss,) = [m for m in report.metrics if m.name == "loss"]
+    assert loss.first_divergence_step == 1  # equal at step 0: the weights started alike
+    assert not [d for d in report.differences if d.field.startswith("seeds.")]
+    assert not report.enablers  # the program seeded itself: no "neither run set a seed"
+
+
+def test_an_untracked_copy_of_the_script_is_the_entry_point(runs) -> None:
+    report = report_of(runs, "a", "copy")
+    assert report.verdict == "explained"
+    first = report.differences[0]
+    assert first.field == "program.entry.path"
+    assert first.explanation.startswith("entry point: train.py vs my_experiment.py (untracked)")
+    fields = {d.field: d for d in report.differences}
+    assert fields["params.momentum"].explanation == "param momentum: 0.0 vs 0.9"
+    assert fields["git.untracked_count"].effect == "none"
+    assert "branch name" not in fields["git.untracked_count"].explanation
+
+
+def test_program_seeds_1_and_2_are_the_seeds(runs) -> None:
+    report = report_of(runs, "a", "seed2")
+    assert report.verdict == "explained"
+    first = report.differences[0]
+    assert first.field.startswith("seeds.")
+    assert first.effect == "randomness"
+    assert "Seeds set by the program" in first.explanation
+    assert "1 in A and 2 in B" in first.explanation
+    assert "Neither run" not in all_text(report)
+    assert not report.enablers
+
+
+def test_a_program_seed_against_an_unseeded_run_says_which_is_which(runs) -> None:
+    report = report_of(runs, "a", "unseeded")
+    assert report.verdict == "explained"
+    first = report.differences[0]
+    assert first.field.startswith("seeds.")
+    assert first.explanation.startswith("A's program seeded torch with 1; B was not seeded")
+    assert "Neither run" not in all_text(report)
+
+
+def test_two_program_seeded_equal_runs_are_the_same_and_not_called_unseeded(runs) -> None:
+    report = report_of(runs, "a", "a_again")
+    assert report.verdict == "same_results"
+    assert all(m.bitwise_equal for m in report.metrics)
+    assert not [d for d in report.differences if d.effect != "none"]
+    assert not report.enablers
+    text = all_text(report).lower()
+    for claim in ("unseeded", "neither run", "was not seeded", "differ every", "draws fresh"):
+        assert claim not in text
+    from mlflow import MlflowClient
+
+    uri, ids = runs
+    client = MlflowClient(uri)
+    recipe = [client.get_run(ids[n]).data.tags[layout.TAG_HASH_RECIPE] for n in ("a", "a_again")]
+    assert recipe[0] == recipe[1]  # their --run-name differs; it names the run, not the recipe
+    lr = client.get_run(ids["lr"]).data.tags[layout.TAG_HASH_RECIPE]
+    assert lr != recipe[0]
+
+
+def test_a_change_nothing_records_is_unexplained_and_says_what_is_ruled_out(runs) -> None:
+    report = report_of(runs, "a", "scaled")
+    assert report.verdict == "unexplained"
+    assert not [d for d in report.differences if d.effect != "none"]
+    assert not report.enablers
+    (loss,) = [m for m in report.metrics if m.name == "loss"]
+    assert loss.first_divergence_step == 1
+    note = " ".join(report.notes)
+    assert "identical at step 0 and part at step 1" in note
+    assert "initial weights, data order, worker streams and seeds" in note

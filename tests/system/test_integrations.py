@@ -1,0 +1,158 @@
+"""The Lightning and Hugging Face callbacks, with the real trainers on tiny models (CPU, a few
+steps, no downloaded weights) against a real sqlite MLflow store."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mlflow_fingerprint import layout
+
+pytestmark = pytest.mark.slow
+
+
+def _run(uri: str, run_id: str):
+    from mlflow import MlflowClient
+
+    return MlflowClient(uri).get_run(run_id)
+
+
+def _experiment_kind(uri: str, run) -> str | None:
+    from mlflow import MlflowClient
+
+    return (
+        MlflowClient(uri)
+        .get_experiment(run.info.experiment_id)
+        .tags.get(layout.MLFLOW_EXPERIMENT_KIND)
+    )
+
+
+def _artifact(run_id: str, tmp_path: Path) -> dict:
+    import mlflow
+
+    path = mlflow.artifacts.download_artifacts(
+        run_id=run_id, artifact_path=layout.FINGERPRINT_ARTIFACT, dst_path=str(tmp_path / "dl")
+    )
+    return json.loads(Path(path).read_text())
+
+
+def test_importing_the_package_imports_no_trainer() -> None:
+    code = (
+        "import sys, mlflow_fingerprint, mlflow_fingerprint.integrations as i; "
+        "assert 'lightning' not in sys.modules and 'transformers' not in sys.modules; "
+        "assert 'pytorch_lightning' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_lightning_mlflowlogger_run_is_tagged_by_the_context_provider(
+    sqlite_tracking_uri: str,
+) -> None:
+    from lightning.pytorch.loggers import MLFlowLogger
+
+    logger = MLFlowLogger(experiment_name="pl-plain", tracking_uri=sqlite_tracking_uri)
+    tags = _run(sqlite_tracking_uri, logger.run_id).data.tags
+    assert tags[layout.TAG_HASH] != "unavailable"
+    assert layout.INTERNAL_SPOOL_ID in tags
+    assert layout.TAG_LEGACY_SPOOL_ID not in tags
+
+
+def test_lightning_fit_records_seed_batch_size_and_workers(
+    sqlite_tracking_uri: str, tmp_path: Path
+) -> None:
+    import lightning.pytorch as pl
+    import torch
+    from lightning.pytorch.loggers import MLFlowLogger
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from mlflow_fingerprint.integrations import FingerprintCallback
+
+    class Tiny(pl.LightningModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = torch.nn.Linear(4, 2)
+
+        def training_step(self, batch, _index):
+            x, y = batch
+            return torch.nn.functional.cross_entropy(self.layer(x), y)
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    pl.seed_everything(7)
+    data = TensorDataset(torch.randn(64, 4), torch.randint(0, 2, (64,)))
+    loader = DataLoader(data, batch_size=8, num_workers=0)
+    logger = MLFlowLogger(experiment_name="pl", tracking_uri=sqlite_tracking_uri)
+    callback = FingerprintCallback()
+    trainer = pl.Trainer(
+        max_steps=3,
+        logger=logger,
+        callbacks=[callback],
+        deterministic=True,
+        accelerator="cpu",
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    )
+    trainer.fit(Tiny(), loader)
+
+    assert callback.run_id == logger.run_id
+    run = _run(sqlite_tracking_uri, logger.run_id)
+    tags = run.data.tags
+    assert tags[layout.TAG_SEED] == "7"
+    assert tags[layout.TAG_BATCH_SIZE] == "8"
+    assert tags[layout.TAG_NUM_WORKERS] == "0"
+    assert tags[layout.TAG_INTEGRATION] == "lightning"
+    assert _experiment_kind(sqlite_tracking_uri, run) == layout.EXPERIMENT_KIND_TRAINING
+    assert run.data.params["batch_size"] == "8"
+    record = _artifact(logger.run_id, tmp_path)
+    assert record["seeds"]["requested"] == 7
+    assert record["data"]["loaders"][0]["batch_size"] == 8
+    assert record["determinism"]["deterministic_algorithms"] is True
+    assert record["hashes"]["fingerprint"] == tags[layout.TAG_HASH]
+
+
+def test_transformers_trainer_records_its_arguments(
+    sqlite_tracking_uri: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("MLFLOW_EXPERIMENT_NAME", "hf")
+    from transformers import Trainer, TrainingArguments
+
+    from jobs.hf_ddp_job import Rows, tiny_bert  # the 2-rank job's model and data
+    from mlflow_fingerprint.integrations import FingerprintTrainerCallback
+
+    model = tiny_bert()
+
+    args = TrainingArguments(
+        output_dir=str(tmp_path / "out"),
+        per_device_train_batch_size=4,
+        dataloader_num_workers=0,
+        max_steps=2,
+        seed=11,
+        full_determinism=False,
+        report_to=["mlflow"],
+        save_strategy="no",
+        logging_steps=1,
+        use_cpu=True,
+        disable_tqdm=True,
+    )
+    callback = FingerprintTrainerCallback()
+    Trainer(model=model, args=args, train_dataset=Rows(), callbacks=[callback]).train()
+
+    assert callback.run_id is not None
+    run = _run(sqlite_tracking_uri, callback.run_id)
+    tags = run.data.tags
+    assert tags[layout.TAG_SEED] == "11"
+    assert tags[layout.TAG_BATCH_SIZE] == "4"
+    assert tags[layout.TAG_INTEGRATION] == "transformers"
+    assert _experiment_kind(sqlite_tracking_uri, run) == layout.EXPERIMENT_KIND_TRAINING
+    record = _artifact(callback.run_id, tmp_path)
+    assert record["seeds"]["requested"] == 11
+    assert record["data"]["declared"]["batch_size"] == 4
+    assert record["data"]["declared"]["num_workers"] == 0
+    assert record["data"]["declared"]["full_determinism"] is False

@@ -1,0 +1,94 @@
+"""The MLflow UI as a user meets it after ``make demo``: a real ``mlflow server`` over a sqlite
+store holding two fingerprinted runs and the diff report logged into the second, read by a real
+headless Chromium (Debian's chromium; ``.ci/run`` installs it where missing).
+
+It checks what a person sees: the experiment opens on the training runs table (not MLflow 3's
+GenAI overview), run B's page shows the ``fingerprint.*`` tags, and the report's artifact page
+shows the verdict.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from mlflow import MlflowClient
+
+import mlflow_fingerprint as mfp
+from mlflow_fingerprint import layout
+from mlflow_fingerprint.cli.main import main
+from support.browser import chromium, experiment_url, open_page, run_url
+from support.mlflow_team import MlflowServer
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("restore_environ")]
+
+EXPERIMENT = "fingerprint-ui"
+
+
+def needs_chromium() -> None:
+    """Skip, saying why, where no chromium is installed; under CI (which installs it) fail."""
+    if chromium() is not None:
+        return
+    reason = "no chromium on PATH: apt-get install chromium (bash .ci/run does)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+def train_pair(digits: ModuleType) -> tuple[str, str]:
+    """Two short digits runs (A seeded 0, B seeded 1) through the decorator; their run ids."""
+    ids = []
+    for name, seed in (("A", 0), ("B", 1)):
+
+        @mfp.fingerprinted(experiment=EXPERIMENT, run_name=name, seed=seed)
+        def train(loader: Any, val_loader: Any) -> dict[str, float]:
+            return digits.train(loader, epochs=1, val_loader=val_loader, max_steps=5)
+
+        train(*digits.make_loaders(batch_size=64))
+        import mlflow
+
+        ids.append(mlflow.last_active_run().info.run_id)
+    return ids[0], ids[1]
+
+
+def test_the_ui_shows_training_runs_fingerprint_tags_and_the_diff_report(
+    sqlite_tracking_uri: str, digits: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    needs_chromium()
+    a, b = train_pair(digits)
+    code = main(
+        ["diff", a, b, "--format", "html", "--log-to", b, "--output", str(tmp_path / "r.html")]
+    )
+    assert code == 1  # another seed: the runs differ
+    report = f"{layout.REPORT_DIR}/{a[:12]}_vs_{b[:12]}.html"
+    assert report in capsys.readouterr().err
+    client = MlflowClient(sqlite_tracking_uri)
+    experiment = client.get_experiment_by_name(EXPERIMENT)
+    assert experiment.tags[layout.MLFLOW_EXPERIMENT_KIND] == layout.EXPERIMENT_KIND_TRAINING
+    tags = client.get_run(b).data.tags
+
+    server = MlflowServer(sqlite_tracking_uri, str(tmp_path / "served"), env={}, workers=1)
+    server.start()
+    try:
+        with open_page() as page:
+            page.goto(experiment_url(server.url, experiment.experiment_id))
+            table = page.wait_for("2 matching runs", "Run Name")
+            assert "Token Usage" not in table, "the GenAI overview, not the runs table"
+            assert {"A", "B"} <= set(table.split("\n"))
+
+            page.goto(run_url(server.url, experiment.experiment_id, b))
+            run_page = page.wait_for(layout.TAG_HASH, layout.TAG_GPU)
+            for key in (layout.TAG_HASH, layout.TAG_GPU, layout.TAG_HASH_ENV):
+                assert f"{key}\n: {tags[key]}" in run_page, key  # the UI's "key: value" list
+            lines = run_page.split("\n")
+            assert layout.TAG_LEGACY_SPOOL_ID not in lines  # bookkeeping, out of the namespace
+            assert layout.INTERNAL_SPOOL_ID in lines
+
+            page.goto(run_url(server.url, experiment.experiment_id, b, f"artifacts/{report}"))
+            shown = page.wait_for("Verdict: explained", timeout_s=90)
+            assert "data.loaders" in shown or "seeds.requested" in shown
+    finally:
+        server.close()

@@ -1,0 +1,54 @@
+"""Walking two records together: which leaves differ, and how unreadable sections line up."""
+
+from __future__ import annotations
+
+from mlflow_fingerprint import diff
+from mlflow_fingerprint.compare.fields import MISSING, field_changes, walk
+from support.records import cpu_record, edit, gpu_record, write
+
+
+def changes(a, b):
+    return {c.path: (c.a, c.b) for c in walk(a, b)}
+
+
+def test_an_unreadable_section_lines_up_with_every_field_of_a_readable_one():
+    gone = {"unavailable": "no NVIDIA driver"}
+    found = changes({"gpu": gone}, {"gpu": {"driver_version": "550", "devices": [{"name": "X"}]}})
+    assert found == {"gpu.driver_version": (gone, "550"), "gpu.devices.0.name": (gone, "X")}
+
+
+def test_two_unreadable_values_are_not_a_difference_whatever_the_reason():
+    assert changes({"x": {"unavailable": "a"}}, {"x": {"unavailable": "b"}}) == {}
+
+
+def test_lists_of_objects_are_indexed_lists_of_scalars_are_one_value():
+    a = {"loaders": [{"n": 1}], "flags": ["avx", "avx2"]}
+    b = {"loaders": [{"n": 1}, {"n": 2}], "flags": ["avx"]}
+    assert changes(a, b) == {"loaders.1.n": (MISSING, 2), "flags": (["avx", "avx2"], ["avx"])}
+
+
+def test_json_true_is_not_1_and_an_empty_mapping_is_absent_fields():
+    assert changes({"x": True}, {"x": 1}) == {"x": (True, 1)}
+    assert changes({"d": {}}, {"d": {"batch_size": 32}}) == {"d.batch_size": (MISSING, 32)}
+
+
+def test_identical_records_and_record_metadata_give_no_changes():
+    record = cpu_record()
+    later = edit(record, captured_at="2030-01-01T00:00:00Z", tool_version="9.9")
+    assert field_changes(record, later) == []
+
+
+def test_cpu_against_gpu_machine_names_the_gpu_fields():
+    report = diff(cpu_record(), gpu_record("h100"))
+    fields = {d.field for d in report.effective_differences}
+    assert "gpu.devices.0.architecture" in fields
+    assert report.exit_code == 1
+
+
+def test_a_newer_schema_is_compared_as_recorded_with_a_note(tmp_path):
+    newer = edit(cpu_record(), schema_version=99, **{"quantum.qubits": 5})
+    report = diff(write(tmp_path, "newer", newer), write(tmp_path, "now", cpu_record()))
+    assert any("schema_version 99" in n for n in report.notes)
+    fields = {d.field: d.effect for d in report.differences}
+    assert fields["schema_version"] == "none"
+    assert "quantum.qubits" in fields

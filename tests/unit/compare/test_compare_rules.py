@@ -1,0 +1,470 @@
+"""The rules module: every rule is sound on its own, and conditional where the facts are."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+import mlflow_fingerprint
+from mlflow_fingerprint import diff, knowledge
+from mlflow_fingerprint.audit import Finding, audit
+from mlflow_fingerprint.compare import citations
+from mlflow_fingerprint.compare.conditions import Outcome
+from mlflow_fingerprint.compare.fields import FieldChange
+from mlflow_fingerprint.compare.report import Difference, Report, RunRef
+from mlflow_fingerprint.compare.rules import EFFECTS, RULES, Rule, Source, classify
+from mlflow_fingerprint.compare.rules import gpu as gpu_rules
+from support.records import cpu_record, edit, gpu_record, seeded
+
+KB_ROWS = knowledge.rows()
+rules_package = sys.modules["mlflow_fingerprint.compare.rules"]
+
+
+def effect_of(report, field):
+    found = [d for d in report.differences if d.field == field]
+    assert found, f"{field} not among {[d.field for d in report.differences]}"
+    return found[0]
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.pattern)
+def test_rule_is_well_formed_and_cites_what_a_user_can_open(rule):
+    assert rule.effect in EFFECTS
+    assert 1 <= rule.prior <= 3
+    text = rule.explanation
+    assert text.endswith(".")
+    assert "\n" not in text
+    assert text == text.strip()
+    assert len(re.findall(r"[.!?](\s|$)", text)) == 1, "one sentence"
+    source = rule.source
+    assert source.url or source.kb
+    if source.url is not None:
+        parts = urlsplit(source.url)
+        assert (parts.scheme, bool(parts.netloc)) == ("https", True), source.url
+        assert not re.search(r"\s", source.url)
+    if source.kb is not None:
+        assert source.kb in KB_ROWS, f"{source.kb!r} is no row of the shipped knowledge base"
+    assert "../shared" not in str(source)
+    assert "../shared" not in text
+
+
+def test_every_knowledge_base_row_a_source_names_exists_in_the_shipped_file():
+    """Also the fallback's source, and the enablers' and audit's citations."""
+    cited = [v for v in vars(citations).values() if isinstance(v, Source)]
+    assert cited
+    for source in cited:
+        assert source.kb is None or source.kb in KB_ROWS, source
+    shipped = Path(knowledge.__file__).with_name(knowledge.DETERMINISM)
+    assert shipped.is_file(), "the knowledge base sits beside its reader, as in the wheel"
+
+
+def test_rule_patterns_are_unique():
+    patterns = [r.pattern for r in RULES]
+    assert len(patterns) == len(set(patterns))
+
+
+def test_field_without_a_rule_falls_back_to_its_hash_group():
+    record = cpu_record()
+    recipe = classify(FieldChange("data.loaders.0.new_flag", 1, 2), record, record)
+    env = classify(FieldChange("torch.new_build_knob", 1, 2), record, record)
+    volatile = classify(FieldChange("platform.hostname_like", 1, 2), record, record)
+    assert recipe.effect == "recipe"
+    assert env.effect == "numerics"
+    assert volatile.effect == "none"
+
+
+@pytest.mark.parametrize(
+    ("gpu", "expected"),
+    [
+        ("v100", "none"),
+        ("t4", "none"),
+        ("a100", "numerics"),
+        ("rtx3090", "numerics"),
+        ("l4", "numerics"),
+        ("h100", "numerics"),
+    ],
+)
+def test_tf32_matters_only_from_compute_capability_8(gpu, expected):
+    off = gpu_record(gpu)
+    on = edit(off, **{"numerics.fp32_precision.cuda_matmul": "tf32"})
+    assert effect_of(diff(off, on), "numerics.fp32_precision.cuda_matmul").effect == expected
+
+
+def test_tf32_on_a_cpu_only_run_is_none():
+    record = cpu_record()
+    report = diff(record, edit(record, **{"numerics.fp32_precision.cuda_matmul": "tf32"}))
+    assert effect_of(report, "numerics.fp32_precision.cuda_matmul").effect == "none"
+    assert report.exit_code == 0
+
+
+def test_fp32_precision_spellings_with_one_meaning_are_not_a_difference():
+    record = gpu_record("a100")
+    same = edit(
+        record,
+        **{
+            "numerics.fp32_precision.cuda_matmul": "none",
+            "numerics.fp32_precision.mkldnn_matmul": "highest",
+            "numerics.raw.cuda_matmul_fp32_precision": "ieee",
+        },
+    )
+    report = diff(record, same)
+    assert not report.effective_differences
+    assert [d.field for d in report.differences] == ["numerics.raw.cuda_matmul_fp32_precision"]
+
+
+def test_cudnn_differences_on_a_cpu_only_run_are_none():
+    record = cpu_record()
+    other = edit(
+        record, **{"determinism.cudnn_benchmark": True, "determinism.cudnn_deterministic": True}
+    )
+    report = diff(record, other)
+    assert {d.effect for d in report.differences} == {"none"}
+    assert report.exit_code == 0
+
+
+def test_cudnn_benchmark_on_a_gpu_run_is_numerics_and_top():
+    record = gpu_record("a100")
+    report = diff(record, edit(record, **{"determinism.cudnn_benchmark": True}))
+    top = report.differences[0]
+    assert (top.field, top.effect) == ("determinism.cudnn_benchmark", "numerics")
+
+
+@pytest.mark.parametrize(
+    ("torch", "deterministic", "expected"),
+    [
+        ("2.9.1+cu128", True, "numerics"),
+        ("2.9.1+cu128", False, "none"),
+        ("2.10.0+cu128", True, "none"),
+    ],
+)
+def test_cublas_workspace_config_only_before_torch_2_10_with_determinism(
+    torch, deterministic, expected
+):
+    record = edit(
+        gpu_record("a100"),
+        **{"torch.version": torch, "determinism.deterministic_algorithms": deterministic},
+    )
+    other = edit(record, **{"determinism.env.CUBLAS_WORKSPACE_CONFIG": ":4096:8"})
+    found = effect_of(diff(record, other), "determinism.env.CUBLAS_WORKSPACE_CONFIG")
+    assert found.effect == expected
+
+
+def test_cublas_workspace_config_on_cpu_is_none():
+    record = edit(
+        cpu_record(), **{"torch.version": "2.4.0", "determinism.deterministic_algorithms": True}
+    )
+    other = edit(record, **{"determinism.env.CUBLAS_WORKSPACE_CONFIG": ":4096:8"})
+    assert (
+        effect_of(diff(record, other), "determinism.env.CUBLAS_WORKSPACE_CONFIG").effect == "none"
+    )
+
+
+def loader(num_workers, **extra):
+    return {"batch_size": 32, "num_workers": num_workers, "shuffle": True, **extra}
+
+
+def test_num_workers_is_randomness_unless_the_dataset_draws_nothing_in_workers():
+    record = cpu_record()
+    a = edit(record, **{"data.loaders": [loader(0)]})
+    b = edit(record, **{"data.loaders": [loader(2)]})
+    assert effect_of(diff(a, b), "data.loaders.0.num_workers").effect == "randomness"
+    a = edit(record, **{"data.loaders": [loader(0, dataset={"class": "D", "draws_random": False})]})
+    b = edit(record, **{"data.loaders": [loader(2, dataset={"class": "D", "draws_random": False})]})
+    assert effect_of(diff(a, b), "data.loaders.0.num_workers").effect == "none"
+
+
+def test_num_workers_counts_only_the_loader_it_changed_and_never_excuses_stream_order():
+    record = cpu_record()
+    quiet = {"class": "D", "draws_random": False}
+    augmented = {"class": "A", "draws_random": True}
+    a = edit(record, **{"data.loaders": [loader(0, dataset=quiet), loader(0, dataset=augmented)]})
+    b = edit(record, **{"data.loaders": [loader(2, dataset=quiet), loader(0, dataset=augmented)]})
+    assert effect_of(diff(a, b), "data.loaders.0.num_workers").effect == "none"
+    b = edit(a, **{"data.loaders.1.num_workers": 2})
+    found = effect_of(diff(a, b), "data.loaders.1.num_workers")
+    assert (found.effect, found.rank) == ("randomness", 1)
+    assert "draws_random" in found.explanation
+    for unordered in ({"sampler": "_InfiniteConstantSampler"}, {"in_order": False}):
+        a = edit(record, **{"data.loaders": [loader(0, dataset=quiet, **unordered)]})
+        b = edit(record, **{"data.loaders": [loader(2, dataset=quiet, **unordered)]})
+        assert effect_of(diff(a, b), "data.loaders.0.num_workers").effect == "randomness"
+
+
+def test_augmentation_on_in_one_run_only_is_recipe_and_an_unknown_side_is_none():
+    record = cpu_record()
+    a = edit(record, **{"data.loaders": [loader(0, dataset={"class": "D", "draws_random": False})]})
+    b = edit(a, **{"data.loaders.0.dataset.draws_random": True})
+    assert effect_of(diff(a, b), "data.loaders.0.dataset.draws_random").effect == "recipe"
+    unknown = edit(a, **{"data.loaders.0.dataset.draws_random": None})
+    report = diff(a, unknown)
+    assert effect_of(report, "data.loaders.0.dataset.draws_random").effect == "none"
+    assert report.exit_code == 0
+
+
+OFF = {"mode": "off", "by": "mlflow_fingerprint.fingerprinted", "applied": []}
+ON = {
+    "mode": "on",
+    "by": "mlflow_fingerprint.fingerprinted",
+    "applied": ["cudnn.benchmark=False", "cudnn.deterministic=True"],
+}
+SWITCHED_ON = {
+    "determinism.deterministic_algorithms": True,
+    "determinism.cudnn_deterministic": True,
+}
+
+
+@pytest.mark.parametrize("machine", ["cpu", "a100"])
+def test_a_deterministic_request_ranks_right_after_the_flags_it_set(machine):
+    record = cpu_record() if machine == "cpu" else gpu_record(machine)
+    a = edit(record, **{"determinism.requested": OFF})
+    b = edit(record, **{"determinism.requested": ON, **SWITCHED_ON})
+    ranked = [d for d in diff(a, b).differences if d.effect != "none"]
+    request = effect_of(diff(a, b), "determinism.requested.mode")
+    flags = [d for d in ranked if d.field in SWITCHED_ON]
+    # The same class as the strongest flag it set, and right behind the flags.
+    assert request.effect == flags[0].effect == "numerics"
+    assert ranked[: len(flags) + 1] == [*flags, request]
+    assert request.explanation.startswith(
+        "B asked for deterministic mode (mlflow_fingerprint.fingerprinted), A did not: "
+    )
+    assert "determinism.deterministic_algorithms" in request.explanation
+    if machine == "cpu":  # only deterministic_algorithms counts there, as a weak cause
+        assert [d.field for d in flags] == ["determinism.deterministic_algorithms"]
+    else:
+        assert len(flags) == 2
+
+
+def test_a_deterministic_request_is_in_no_hash_and_alone_changes_nothing():
+    """Lightning asked, the other run set the same flags by hand: they compute alike."""
+    record = edit(cpu_record(), **SWITCHED_ON)
+    asked = edit(
+        record,
+        **{"determinism.requested": {"mode": "on", "by": "lightning.Trainer(deterministic)"}},
+    )
+    assert asked["hashes"] == record["hashes"]
+    report = diff(record, asked)
+    request = effect_of(report, "determinism.requested.mode")
+    assert request.effect == "none"
+    assert "B asked for deterministic mode (lightning.Trainer(deterministic)), A recorded no " in (
+        request.explanation
+    )
+    assert "same determinism flags" in request.explanation
+    assert report.exit_code == 0
+
+
+def test_two_unseeded_runs_differ_in_randomness_first():
+    record = cpu_record()
+    other = edit(record, **{"seeds.torch_initial_seed": 14832843997580184315})  # a drawn seed
+    top = diff(record, other).differences[0]
+    assert (top.field, top.effect) == ("seeds.torch_initial_seed", "randomness")
+    assert "Neither run was seeded" in top.explanation
+
+
+def test_rng_state_digest_matters_only_right_after_the_same_seed():
+    base = edit(seeded(cpu_record(), 0), **{"seeds.captured_at_stage": "after_seed"})
+    moved = edit(base, **{"seeds.state_digests.torch_cpu": "0" * 16})
+    assert effect_of(diff(base, moved), "seeds.state_digests.torch_cpu").effect == "randomness"
+    later = edit(base, **{"seeds.captured_at_stage": "capture"})
+    moved_later = edit(later, **{"seeds.state_digests.torch_cpu": "0" * 16})
+    assert effect_of(diff(later, moved_later), "seeds.state_digests.torch_cpu").effect == "none"
+
+
+def test_deterministic_algorithms_on_cpu_is_a_weak_numerics_cause():
+    record = cpu_record()
+    report = diff(record, edit(record, **{"determinism.deterministic_algorithms": True}))
+    found = effect_of(report, "determinism.deterministic_algorithms")
+    assert found.effect == "numerics"
+    assert "On CPU" in found.explanation
+
+
+def test_a_recipe_or_randomness_difference_outranks_numerics_which_outranks_none():
+    record = gpu_record("a100")
+    other = edit(
+        record,
+        **{
+            "torch.threads.intra_op": 7,
+            "platform.hostname": "elsewhere",
+            "data.declared.batch_size": 64,
+            "numerics.fp32_precision.cuda_matmul": "tf32",
+        },
+    )
+    ranked = [(d.field, d.effect) for d in diff(record, other).differences]
+    assert ranked[0] == ("data.declared.batch_size", "recipe")
+    assert [e for _, e in ranked] == sorted(
+        (e for _, e in ranked), key=["recipe", "numerics", "none"].index
+    )
+    assert ranked.index(("numerics.fp32_precision.cuda_matmul", "numerics")) < ranked.index(
+        ("torch.threads.intra_op", "numerics")
+    ), "TF32 on Ampere is the likelier numerics cause"
+
+
+def test_a_field_only_one_run_recorded_ranks_after_known_differences():
+    record = cpu_record()
+    other = edit(
+        record, **{"git": {"unavailable": "not a git repository"}, "data.declared.batch_size": 64}
+    )
+    report = diff(record, other)
+    assert report.differences[0].field == "data.declared.batch_size"
+    commit = effect_of(report, "git.commit")
+    assert commit.effect == "recipe"
+    assert commit.explanation.startswith("Only one run recorded")
+
+
+INDUCTOR_DEFAULTS = {
+    "deterministic": False,
+    "fallback_random": False,
+    "max_autotune": False,
+    "coordinate_descent_tuning": False,
+}
+
+
+def test_inductor_imported_by_deterministic_mode_in_one_run_only_is_no_cause():
+    """``use_deterministic_algorithms(True)`` imports inductor and sets its deterministic mode:
+    the run that called it reads inductor's config, the other could not. Only the flag ranks."""
+    a = seeded(cpu_record(), 0)
+    b = edit(
+        a,
+        **{
+            "determinism.deterministic_algorithms": True,
+            "determinism.inductor": {**INDUCTOR_DEFAULTS, "deterministic": True},
+        },
+    )
+    report = diff(a, b)
+    assert report.differences[0].field == "determinism.deterministic_algorithms"
+    for key in INDUCTOR_DEFAULTS:
+        found = effect_of(report, f"determinism.inductor.{key}")
+        assert found.effect == "none", found
+    assert "use_deterministic_algorithms or TORCHINDUCTOR_DETERMINISTIC" in (
+        effect_of(report, "determinism.inductor.deterministic").explanation
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "effect"),
+    [("max_autotune", "numerics"), ("fallback_random", "randomness")],
+)
+def test_inductor_setting_changed_in_code_still_counts_against_an_unread_side(key, effect):
+    """Set in the program (not by its variable): the unread side had inductor's default, so this
+    is a real difference, weaker only for being read on one side."""
+    a = seeded(cpu_record(), 0)
+    b = edit(a, **{"determinism.inductor": {**INDUCTOR_DEFAULTS, key: True}})
+    found = effect_of(diff(a, b), f"determinism.inductor.{key}")
+    assert found.effect == effect
+    assert found.explanation.startswith("Only one run recorded this field")
+
+
+def test_inductor_setting_from_its_variable_is_the_variable_difference():
+    a = seeded(cpu_record(), 0)
+    b = edit(
+        a,
+        **{
+            "determinism.env.TORCHINDUCTOR_MAX_AUTOTUNE": "1",
+            "determinism.inductor": {**INDUCTOR_DEFAULTS, "max_autotune": True},
+        },
+    )
+    report = diff(a, b)
+    assert effect_of(report, "determinism.inductor.max_autotune").effect == "none"
+    assert effect_of(report, "determinism.env.TORCHINDUCTOR_MAX_AUTOTUNE").effect == "numerics"
+
+
+TYPO_MODULE = """
+from mlflow_fingerprint.compare import citations
+from mlflow_fingerprint.compare.rules.base import Rule
+
+RULES = (Rule("numerics.new_flag", "numeric", "A typo.", citations.TORCH, priority=5),)
+"""
+
+
+def test_a_rule_with_an_unknown_effect_fails_when_its_module_is_imported(tmp_path):
+    """A subject module with a misspelt effect never loads, so no diff can meet it."""
+    (tmp_path / "typo_rules.py").write_text(TYPO_MODULE)
+    package_root = Path(mlflow_fingerprint.__file__).parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(package_root)])}
+    done = subprocess.run(
+        [sys.executable, "-c", "import typo_rules"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines()[-1] == (
+        "ValueError: unknown effect of rule 'numerics.new_flag' 'numeric': "
+        "expected one of recipe, randomness, numerics, none"
+    )
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (
+            lambda: Rule("torch.x", "numeric", "A typo.", citations.TORCH, priority=1),
+            "unknown effect of rule 'torch.x' 'numeric'",
+        ),
+        (
+            lambda: Rule("torch.x", "numerics", "Fine.", citations.TORCH, prior=4, priority=1),
+            "prior of rule 'torch.x' must be 1, 2 or 3",
+        ),
+        (lambda: Rule("torch..x", "none", "Fine.", citations.TORCH, priority=1), "empty segment"),
+        (lambda: Outcome("Numerics", "Case matters."), "unknown effect 'Numerics'"),
+        (
+            lambda: Difference("torch.x", 1, 2, "recipes", "A typo.", "", 1),
+            "unknown effect 'recipes'",
+        ),
+        (
+            lambda: Report("explaned", RunRef("a"), RunRef("b")),
+            "unknown verdict 'explaned': expected one of same_results, explained,",
+        ),
+        (lambda: RunRef("a", kind="files"), "unknown reference kind 'files'"),
+        (
+            lambda: Finding("seeds", "severe", "randomness", "f", "fix", "s"),
+            "unknown severity 'severe'",
+        ),
+        (lambda: Source("http://example.org/doc"), "well-formed https URL"),
+        (lambda: Source("https://docs.pytorch.org/a page"), "well-formed https URL"),
+        (lambda: Source(), "needs a url, a knowledge-base row or both"),
+    ],
+)
+def test_records_refuse_an_unknown_word_when_built(build, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        build()
+
+
+def test_the_same_words_build_records_whose_json_is_the_plain_word():
+    difference = Difference("torch.x", 1, 2, "numerics", "Why.", str(citations.TORCH), 1)
+    report = Report("explained", RunRef("a"), RunRef("b", kind="file"), (difference,))
+    assert json.loads(json.dumps(report.to_dict()))["differences"][0]["effect"] == "numerics"
+    assert report.to_dict()["verdict"] == "explained"
+
+
+def test_a_pattern_two_subjects_both_claim_fails_the_collection(monkeypatch):
+    monkeypatch.setattr(rules_package, "SUBJECTS", (*rules_package.SUBJECTS, gpu_rules))
+    with pytest.raises(ValueError, match=r"rule pattern used twice: gpu\.cuda_driver_version"):
+        rules_package._collect()
+
+
+def test_rules_are_ordered_by_their_explicit_priority():
+    priorities = [rule.priority for rule in RULES]
+    assert priorities == sorted(priorities)
+    assert len(set(priorities)) == len(priorities)
+    by_subject = {rule.pattern for subject in rules_package.SUBJECTS for rule in subject.RULES}
+    assert by_subject == {rule.pattern for rule in RULES}
+
+
+def test_no_report_or_audit_cites_a_path_outside_the_package():
+    """Every source a reader sees is a public page or the knowledge base shipped in the wheel."""
+    report = diff(cpu_record(), gpu_record("a100"))
+    text = json.dumps(report.to_dict(include_none=True))
+    assert report.differences
+    assert "../shared" not in text
+    assert all(
+        d.source.startswith("https://") or knowledge.SHOWN_AS in d.source
+        for d in report.differences
+    )
+    assert "../shared" not in json.dumps(audit(cpu_record()).to_dict())
