@@ -19,6 +19,8 @@ The hierarchy, and what a caller does with each::
     └── HeterogeneousJobWarning   the ranks of one job differ in a way that changes how the
                                   gradients are summed
 
+``warn`` issues a warning attributed to the user's line, whatever path led to it.
+
 Nothing here imports the rest of the package, so any layer may import it.
 """
 
@@ -63,3 +65,24 @@ class FingerprintWarning(UserWarning):
 
 class HeterogeneousJobWarning(UserWarning):
     """The ranks of one job differ in a way that changes how the gradients are summed."""
+
+
+def warn(message: str, category: type[Warning] = FingerprintWarning) -> None:
+    """Issue ``message`` attributed to the first frame outside this package (the user's line).
+
+    A fixed ``stacklevel`` breaks whenever a call path gains a frame, and a warning attributed to
+    one of our modules is silenced by filters meant for MLflow (``module="mlflow"`` is a prefix
+    match, and ``mlflow_fingerprint`` starts with it)."""
+    import sys
+    import warnings
+
+    depth, frame = 1, sys._getframe(1)
+    while frame.f_back is not None and _ours(frame.f_globals.get("__name__", "")):
+        frame, depth = frame.f_back, depth + 1
+    warnings.warn(message, category, stacklevel=depth + 1)
+
+
+def _ours(module: str) -> bool:
+    return module == "mlflow_fingerprint" or module.startswith(
+        ("mlflow_fingerprint.", "contextlib")
+    )

@@ -102,7 +102,15 @@ def _detectors() -> tuple[tuple[re.Pattern[str], ...], tuple[Gated, ...], Any]:
     ones with their gates; and detect-secrets' keyword detector. Loaded once. Left out: the
     public-IP detector (an address is no secret) and the Cloudant, IBM and SoftLayer ones, whose
     patterns have no literal to gate on and cost over 100 ms a megabyte each; a key given to
-    such a name is still masked by the keyword rules."""
+    such a name is still masked by the keyword rules.
+
+    detect-secrets turns ``logging.captureWarnings`` on when its logger is made (at import): every
+    warning of the user's process would then go to an unconfigured logger and vanish. What it
+    changed is put back, so importing it changes nothing of the user's process."""
+    import logging
+    import warnings
+
+    shown_by = warnings.showwarning
     from detect_secrets.plugins import (
         artifactory,
         aws,
@@ -126,6 +134,8 @@ def _detectors() -> tuple[tuple[re.Pattern[str], ...], tuple[Gated, ...], Any]:
         twilio,
     )
 
+    if warnings.showwarning is not shown_by:
+        logging.captureWarnings(False)  # back to the user's own ``showwarning``
     detectors = (
         artifactory.ArtifactoryDetector,
         aws.AWSKeyDetector,

@@ -34,6 +34,7 @@ def main() -> None:
     parser.add_argument("--tracking-uri", required=True)
     parser.add_argument("--run-name", default=None)
     args = parser.parse_args()
+    mlflow.set_tracking_uri(args.tracking_uri)  # the script's own mlflow.log_params go there too
     if args.seed is not None:  # the program seeds itself; the decorator is given no seed
         torch.manual_seed(args.seed)
         random.seed(args.seed)

@@ -108,7 +108,7 @@ def test_artifact_is_uploaded_by_exit_and_the_switch_turns_it_off(
         # no run stack; the process exits at once, so only the exit pass can attach it.
         client = MlflowClient()
         experiment = client.get_experiment_by_name("subprocess").experiment_id
-        client.create_run(experiment, tags=resolve_tags({layout.MLFLOW_RUN_NAME: "client"}))
+        client.create_run(experiment, tags=resolve_tags({"mlflow.runName": "client"}))
         os.environ["MLFLOW_FINGERPRINT_DISABLE"] = "1"
         with mlflow.start_run(run_name="disabled"):
             pass

@@ -27,7 +27,6 @@ Importing this module imports Keras (and so its backend).
 from __future__ import annotations
 
 import sys
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import FrameType
@@ -37,9 +36,9 @@ import keras
 
 from .. import layout
 from ..capture import RunInfo, capture
+from ..errors import warn
 from ..model.fingerprint import Fingerprint
 from ..run import current
-from ..tracking.uploader import FingerprintWarning
 from . import _record
 
 INTEGRATION = "keras"
@@ -88,7 +87,7 @@ def fit_arguments(model: Any, params: Mapping[str, Any], frame: FrameType | None
 
 
 def _warn(message: str) -> None:
-    warnings.warn(f"mlflow-fingerprint: {message}", FingerprintWarning, stacklevel=3)
+    warn(f"mlflow-fingerprint: {message}")
 
 
 def _numbers(logs: Mapping[str, Any] | None, prefix: str = "") -> dict[str, Any]:

@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import sys
 import threading
-import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Protocol
 
-from ..errors import FingerprintWarning
+from ..errors import warn
 
 
 class MetricSink(Protocol):
@@ -136,8 +135,4 @@ def _warn_once(open_runs: int) -> None:
         if open_runs
         else "no fingerprinted or active MLflow run"
     )
-    warnings.warn(
-        f"mlflow-fingerprint: log_metrics called with {why}; values dropped",
-        FingerprintWarning,
-        stacklevel=3,
-    )
+    warn(f"mlflow-fingerprint: log_metrics called with {why}; values dropped")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import warnings
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from datetime import timedelta
 from typing import Any
 
 from .. import layout
-from ..errors import HeterogeneousJobWarning
+from ..errors import HeterogeneousJobWarning, warn
 from ..model.fingerprint import Fingerprint, get_path
 from ..model.hashing import compute_hashes
 from ..model.vocabulary import METRICS_MODES, MetricsMode
@@ -295,7 +294,7 @@ def warn_if_heterogeneous(fp: Fingerprint) -> None:
     world = fp.get("distributed.world_size")
     message = heterogeneity_message(counts or {}, world or 0)
     if message:
-        warnings.warn(message, HeterogeneousJobWarning, stacklevel=4)
+        warn(message, HeterogeneousJobWarning)
 
 
 def metric_mode(value: str) -> MetricsMode:

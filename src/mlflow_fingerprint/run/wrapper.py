@@ -23,7 +23,6 @@ import os
 import random
 import threading
 import traceback
-import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from ..capture import RunInfo, capture
 from ..capture.context import DeterminismRequest
 from ..capture.program import call_arguments
 from ..capture.seeds import rng_state_digests
+from ..errors import warn
 from ..model.fingerprint import Fingerprint
 from ..model.vocabulary import MetricsMode
 from ..redact import redact_text, secret_env_values, strip_url_credentials
@@ -127,7 +127,7 @@ def _start_timeout(configured: float | None, uri: str) -> float:
 
 
 def _warn(message: str) -> None:
-    warnings.warn(f"mlflow-fingerprint: {message}", metrics.FingerprintWarning, stacklevel=4)
+    warn(f"mlflow-fingerprint: {message}")
 
 
 def _is_number(value: Any) -> bool:

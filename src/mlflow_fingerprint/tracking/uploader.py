@@ -20,13 +20,12 @@ import logging
 import posixpath
 import threading
 import time
-import warnings
 from collections import deque
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import FingerprintWarning
+from ..errors import warn
 from ..redact import strip_url_credentials
 from .events import Artifact, Event, Item, JoinRun, Metric, encode
 from .spool import Spool, open_spool
@@ -156,7 +155,7 @@ class RunWriter:
         if kind in self._warned:
             return
         self._warned.add(kind)
-        warnings.warn(f"mlflow-fingerprint: {message}", FingerprintWarning, stacklevel=3)
+        warn(f"mlflow-fingerprint: {message}")
 
     def warn_offline(self) -> None:
         self.warn_once("offline", self._offline_message())
