@@ -20,9 +20,7 @@ from mlflow_fingerprint.compare.diff import diff
 from mlflow_fingerprint.model.fingerprint import Fingerprint
 from mlflow_fingerprint.model.hashing import compute_hashes
 from mlflow_fingerprint.run import ranks
-from support.paths import JOBS
-
-ROOT = Path(__file__).resolve().parent.parent
+from support.paths import JOBS, ROOT
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from mlflow_fingerprint import layout
-
-ROOT = Path(__file__).resolve().parent.parent
+from support.paths import ROOT
 
 # script -> (the field the diff must rank first, the verdict it must reach)
 SCENARIOS = {

@@ -23,7 +23,6 @@ from support.tracking import _ISOLATE
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
 # Two ranks importing torch, mlflow and the trainer on a small shared machine take ~20 s.
 TORCHRUN_TIMEOUT_S = 240
 # The side group's timeout in the Lightning job: how long rank 0 waits for a rank that never

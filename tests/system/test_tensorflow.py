@@ -23,9 +23,8 @@ import pytest
 
 from mlflow_fingerprint import layout
 from support.fixtures import in_ci
-from support.paths import JOBS
+from support.paths import JOBS, ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 JOB = JOBS / "keras_job.py"
 TIMEOUT_S = 300
 
