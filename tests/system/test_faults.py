@@ -27,6 +27,7 @@ from mlflow.tracking import MlflowClient
 
 import mlflow_fingerprint as mfp
 from mlflow_fingerprint import layout
+from mlflow_fingerprint.errors import FingerprintWarning
 from mlflow_fingerprint.tracking import uploader as run_metrics
 from mlflow_fingerprint.tracking.spool import Spool
 from support.mlflow_team import MlflowServer
@@ -92,9 +93,7 @@ def quietly(fn: Callable[[], Any]) -> tuple[Any, list[str]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = fn()
-    return result, [
-        str(w.message) for w in caught if issubclass(w.category, run_metrics.FingerprintWarning)
-    ]
+    return result, [str(w.message) for w in caught if issubclass(w.category, FingerprintWarning)]
 
 
 # -- the tracking server killed ---------------------------------------------------------------

@@ -15,8 +15,8 @@ from mlflow.tracking import MlflowClient
 import mlflow_fingerprint as mfp
 from mlflow_fingerprint import layout
 from mlflow_fingerprint.cli.main import main as cli
+from mlflow_fingerprint.errors import FingerprintWarning
 from mlflow_fingerprint.model.fingerprint import Fingerprint
-from mlflow_fingerprint.tracking.uploader import FingerprintWarning
 from support.mlflow_team import MlflowServer
 
 pytestmark = pytest.mark.slow

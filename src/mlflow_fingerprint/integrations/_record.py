@@ -18,11 +18,11 @@ from typing import Any
 
 from ..capture import RunInfo, capture
 from ..capture.context import DeterminismRequest
+from ..errors import FingerprintWarning
 from ..model.fingerprint import Fingerprint
 from ..redact import secret_env_values
 from ..run import publish, ranks
 from ..run.loaders import describe
-from ..tracking.uploader import FingerprintWarning
 
 
 def loader_records(*loaders: Any) -> tuple[dict[str, Any], ...]:

@@ -24,8 +24,8 @@ except ImportError:  # the older distribution name
     from pytorch_lightning.callbacks import Callback  # type: ignore[no-redef]
 
 from .. import layout
+from ..errors import FingerprintWarning
 from ..model.fingerprint import Fingerprint
-from ..tracking.uploader import FingerprintWarning
 from . import _record
 
 SEEDED_BY = "lightning.seed_everything"

@@ -21,8 +21,8 @@ from typing import Any
 from transformers import TrainerCallback
 
 from .. import layout
+from ..errors import FingerprintWarning
 from ..model.fingerprint import Fingerprint
-from ..tracking.uploader import FingerprintWarning
 from . import _record
 
 SEEDED_BY = "transformers.Trainer"

@@ -18,10 +18,11 @@ from mlflow.tracking import MlflowClient
 import mlflow_fingerprint as mfp
 from mlflow_fingerprint import layout
 from mlflow_fingerprint.cli.main import main as cli
+from mlflow_fingerprint.errors import FingerprintWarning
 from mlflow_fingerprint.run import current
 from mlflow_fingerprint.tracking.events import JoinRun
 from mlflow_fingerprint.tracking.spool import Spool
-from mlflow_fingerprint.tracking.uploader import FingerprintWarning, RunWriter
+from mlflow_fingerprint.tracking.uploader import RunWriter
 
 
 def open_writer(uri: str, root: Path) -> tuple[RunWriter, str]:
