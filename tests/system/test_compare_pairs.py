@@ -10,12 +10,11 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import subprocess
-from pathlib import Path
 
 import pytest
 
 from mlflow_fingerprint import diff
+from support.gitrepo import git
 from support.records import new_store
 
 pytestmark = pytest.mark.slow
@@ -51,15 +50,6 @@ PAIRS = {
     "thread count": ("threads2", "threads1", "torch.threads.intra_op"),
     "dirty git tree": ("a", "dirty", "git.dirty"),
 }
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
 
 
 def train(digits, uri: str, name: str, args: list[str]) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from mlflow_fingerprint import diff, layout
+from support.gitrepo import git
 from support.paths import JOBS, ROOT
 
 pytestmark = pytest.mark.slow
@@ -33,15 +34,6 @@ RUNS: dict[str, tuple[str, list[str], dict[str, str]]] = {
     "scaled": ("train.py", ["--seed", "1", "--lr", "0.05"], {"RECIPE_LR_SCALE": "0.4"}),
     "copy": ("my_experiment.py", ["--seed", "1", "--lr", "0.05"], {}),
 }
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
 
 
 def run_script(repo: Path, uri: str, name: str) -> str:

@@ -26,6 +26,7 @@ from mlflow.tracking import MlflowClient
 import mlflow_fingerprint as mfp
 from mlflow_fingerprint import layout
 from mlflow_fingerprint.tracking import tags as tagging
+from support.gitrepo import git
 from support.secrets_corpus import Planted, corpus
 from support.stored import fetch_everything, find_planted
 
@@ -60,16 +61,6 @@ JOB = textwrap.dedent("""
             mlflow.log_param("lr", 0.1)
         print("plain run done")
 """)
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
 
 
 def planted_repo(root: Path) -> Path:

@@ -10,28 +10,14 @@ from pathlib import Path
 import pytest
 
 import mlflow_fingerprint as mfp
+from support.gitrepo import committed_repo, git
 
 TOKEN = "secret-token-4f9a1c"
 
 
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "train.py").write_text("lr = 0.1\n")
-    git(root, "add", "train.py")
-    git(root, "commit", "-q", "-m", "first")
+    root = committed_repo(tmp_path / "repo", {"train.py": "lr = 0.1\n"})
     git(root, "remote", "add", "origin", f"https://user:{TOKEN}@example.com/r.git")
     return root
 

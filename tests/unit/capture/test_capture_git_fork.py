@@ -18,18 +18,10 @@ from pathlib import Path
 import pytest
 
 from mlflow_fingerprint import layout
+from support.gitrepo import git
 from support.paths import ROOT
 
 DIGITS = ROOT / "examples" / "digits.py"
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
 
 
 def dirty_repo(tmp_path: Path) -> Path:

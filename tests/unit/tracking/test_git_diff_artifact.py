@@ -14,28 +14,14 @@ import mlflow_fingerprint as mfp
 from mlflow_fingerprint import layout
 from mlflow_fingerprint.capture import git as git_probe
 from mlflow_fingerprint.tracking.tags import side_artifacts
+from support.gitrepo import committed_repo
 
 TOKEN = "gl" + "pat-" + "Zq8Xw2Vb6Nm4Kj0Hg5Fd"
 
 
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-
-
 @pytest.fixture
 def dirty_repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    (repo / "train.py").write_text("lr = 0.1\n")
-    git(repo, "add", "train.py")
-    git(repo, "commit", "-q", "-m", "first")
+    repo = committed_repo(tmp_path / "repo", {"train.py": "lr = 0.1\n"})
     (repo / "train.py").write_text(f"lr = 0.2\ntoken = '{TOKEN}'\n" + "x = 1\n" * 200)
     return repo
 

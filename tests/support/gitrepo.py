@@ -1,0 +1,28 @@
+"""Real git repositories in temporary folders, for the tests that record or compare code."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git in ``cwd`` with a throwaway identity; its stdout (raises on failure)."""
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+def committed_repo(root: Path, files: dict[str, str]) -> Path:
+    """A new repository at ``root`` whose first commit holds ``files`` (name -> text)."""
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", "main")
+    for name, text in files.items():
+        (root / name).write_text(text)
+    git(root, "add", *files)
+    git(root, "commit", "-q", "-m", "first")
+    return root
