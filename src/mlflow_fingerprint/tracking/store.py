@@ -163,3 +163,20 @@ def cli_defaults() -> None:
     _cli_mode = True
     for name, value in CLI_ENV_DEFAULTS.items():
         os.environ.setdefault(name, value)
+
+
+def read_artifact(mlflow_client: Any, run_id: str, path: str) -> bytes | None:
+    """The content of a run's artifact ``path``; None where the run has no such artifact.
+
+    Other failures (an unreachable store) raise as the client raised them, for
+    :func:`store_errors` to turn into one line."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="mfp-") as tmp:
+        try:
+            local = mlflow_client.download_artifacts(run_id, path, tmp)
+        except Exception as exc:
+            if isinstance(exc, OSError) or is_not_found(exc) or "not exist" in str(exc):
+                return None
+            raise
+        return Path(local).read_bytes()
