@@ -396,3 +396,38 @@ def test_identical_runs_have_no_where(runs, digits):
     assert (
         json.loads(json.dumps(report.to_dict()))["metrics"][0]["first_divergence"]["where"] is None
     )
+
+
+@pytest.mark.slow
+def test_the_command_line_report_says_where_in_every_format(runs, capsys):
+    from mlflow_fingerprint.cli.main import main
+
+    def report(fmt: str) -> str:
+        code = main(["diff", runs["a"], runs["lr"], "--tracking-uri", runs["uri"], "--format", fmt])
+        assert code == 1
+        return capsys.readouterr().out
+
+    said = "loss parts at step 21: step 20, optimizer: features.0.weight (Conv2d) differs; "
+    said += "the step's gradients are equal"
+    assert said in report("text")
+    assert said in report("markdown")
+    page = report("html")
+    assert "<h2>Where the curves part</h2>" in page
+    assert '<span class="equal-no">no</span>' in page
+    assert '<span class="equal-yes">yes</span>' not in page  # the first differing is the first
+    row = next(m for m in json.loads(report("json"))["metrics"] if m["name"] == "loss")
+    assert row["first_divergence_step"] == LR_CHANGE + 1
+    where = row["first_divergence"]["where"]
+    assert (where["step"], where["phase"], where["module"], where["type"]) == (
+        LR_CHANGE,
+        "optimizer",
+        "features.0",
+        "Conv2d",
+    )
+    assert where["around"][0] == {
+        "phase": "optimizer",
+        "tensor": "features.0.weight",
+        "type": "Conv2d",
+        "equal": False,
+        "rel_diff": where["rel_diff"],
+    }
