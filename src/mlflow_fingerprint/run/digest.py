@@ -38,20 +38,18 @@ class Pending:
     """A tensor's reductions, still tensors on its device; read (a host sync on a GPU) later, on
     the writer's thread, so the training thread never waits for them."""
 
-    sums: tuple[Any, ...]  # per weight set: the int32 row sums (1-D), main rows then the tail
+    sums: Any  # int32, (rows, weight sets): each row's weighted sums, the tail last
     norm: Any
     dtype: str
     shape: tuple[int, ...]
 
     def value(self) -> tuple[str, float]:
         """(digest as 32 hex digits, norm)."""
-        parts = []
-        for k, sums in enumerate(self.sums):
-            total = 0
-            for row, s in enumerate(sums.tolist()):
-                total = (total + (s & 0xFFFFFFFF) * _row_weight(k, row)) % PRIME
-            parts.append(f"{total:016x}")
-        return "".join(parts), float(self.norm)
+        totals = [0] * len(_WEIGHT_SEEDS)
+        for row, sums in enumerate(self.sums.tolist()):
+            for k, s in enumerate(sums):
+                totals[k] = (totals[k] + (s & 0xFFFFFFFF) * _row_weight(k, row)) % PRIME
+        return "".join(f"{t:016x}" for t in totals), float(self.norm)
 
 
 def _row_weight(k: int, row: int) -> int:
@@ -60,21 +58,21 @@ def _row_weight(k: int, row: int) -> int:
 
 
 class Weights:
-    """The two word-weight vectors (odd int32, ``ROW`` long) on each device the watch has seen."""
+    """The word weights (odd int32, one row of ``ROW`` per weight set) on each device seen."""
 
     def __init__(self) -> None:
-        self._by_device: dict[Any, tuple[Any, ...]] = {}
+        self._by_device: dict[Any, Any] = {}
 
-    def on(self, device: Any) -> tuple[Any, ...]:
+    def on(self, device: Any) -> Any:
         found = self._by_device.get(device)
         if found is None:
             import torch
 
             index = torch.arange(ROW, dtype=torch.int64)
-            found = tuple(
-                ((index * seed + (seed >> 7)) % (1 << 31) | 1).to(torch.int32).to(device)
-                for seed in _WEIGHT_SEEDS
+            found = torch.stack(
+                [((index * seed + (seed >> 7)) % (1 << 31)) | 1 for seed in _WEIGHT_SEEDS]
             )
+            found = found.to(torch.int32).to(device)
             self._by_device[device] = found
         return found
 
@@ -114,13 +112,13 @@ def reduce(tensor: Any, weights: Weights) -> Pending:
 
     with torch.no_grad():
         main, tail = _words(tensor)
-        sums = []
-        for w in weights.on(main.device):
-            parts = []
-            if main.numel():
-                parts.append((main * w).sum(dim=1, dtype=torch.int32))
-            if tail.numel():
-                parts.append((tail * w[: tail.numel()]).sum(dtype=torch.int32).reshape(1))
-            sums.append(torch.cat(parts) if len(parts) > 1 else parts[0] if parts else tail)
+        w = weights.on(main.device)
+        parts = []
+        if main.numel():
+            # one weight set at a time: a broadcast over both is several times slower on a CPU
+            parts.append(torch.stack([(main * row).sum(dim=1, dtype=torch.int32) for row in w], 1))
+        if tail.numel() or not parts:
+            parts.append((w[:, : tail.numel()] * tail).sum(dim=1, dtype=torch.int32).unsqueeze(0))
+        sums = torch.cat(parts) if len(parts) > 1 else parts[0]
         norm = _norm(tensor.detach())
-    return Pending(tuple(sums), norm, str(tensor.dtype).removeprefix("torch."), tuple(tensor.shape))
+    return Pending(sums, norm, str(tensor.dtype).removeprefix("torch."), tuple(tensor.shape))

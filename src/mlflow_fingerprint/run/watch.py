@@ -17,8 +17,10 @@ gradient hooks are installed for a watched step and removed after its update, an
 removed once the last watched step is done. Watching no step installs nothing. On the training
 thread only the reductions run (a few integer kernels per tensor, on its device, no host copy);
 the digests are read, and the records written, by the run's writer thread
-(``fingerprint/numerics/steps.jsonl``, rewritten after each watched step, so a run that crashes
-keeps the steps it finished; a step the run ended inside is left out).
+(``fingerprint/numerics/steps.jsonl``, once: after the last watched step, or when the run ends,
+failed or not; a step the run ended inside is left out, and a process killed outright loses
+them). Uploading it after every watched step was measured to cost more, in the writer's threads
+competing with training, than the reductions themselves.
 
 Under DDP, rank 0 watches its own model replica (the run is rank 0's); other ranks watch nothing.
 """
@@ -119,11 +121,13 @@ class Watch:
         self._optimizer = optimizer  # None: the first optimizer that updates the model
         self._params = {id(p) for p in model.parameters()}
         self._weights = Weights()
-        self._taken: list[_Taken] = []
+        self._taken: list[_Taken] = []  # the watched step under way
+        self._done: list[_Taken] = []  # the watched steps completed, not yet written
         self._calls: dict[tuple[str, str, str], int] = {}
+        # tensors already reduced in this step: a module's input is mostly the previous output
+        self._seen: dict[int, tuple[Any, int, Pending]] = {}
         self._step_hooks: list[Any] = []
         self._optimizer_hook: Any = None
-        self._lines: list[bytes] = []  # written on the writer's thread only, in step order
         self._lock = threading.Lock()
         self.closed = False
 
@@ -165,18 +169,22 @@ class Watch:
             handle.remove()
         self._step_hooks.clear()
         self._calls.clear()
+        self._seen.clear()
 
     def close(self) -> None:
-        """Remove every hook; what a step the run ended inside took is dropped."""
+        """Remove every hook and write what the completed watched steps took (a step the run
+        ended inside is left out)."""
         with self._lock:
-            if self.closed:
-                return
-            self.closed = True
-            self._disarm()
-            if self._optimizer_hook is not None:
-                self._optimizer_hook.remove()
-                self._optimizer_hook = None
-            self._taken.clear()
+            self._finish()
+
+    def _finish(self) -> None:
+        if self._optimizer_hook is not None:
+            self._optimizer_hook.remove()
+            self._optimizer_hook = None
+        self._disarm()
+        self._taken.clear()
+        self.closed = True
+        self._emit()
 
     # -- hooks (training thread) --------------------------------------------------------------
 
@@ -184,8 +192,19 @@ class Watch:
         key = (phase, path, tensor_name)
         call = self._calls.get(key, 0)
         self._calls[key] = call + 1
-        pending = reduce(value, self._weights)
+        pending = self._reduce(value)
         self._taken.append(_Taken(self.step, phase, path, kind, tensor_name, call, pending))
+
+    def _reduce(self, tensor: Any) -> Pending:
+        """The tensor's reductions, computed once per step for one unchanged tensor."""
+        version = getattr(tensor, "_version", None)
+        seen = self._seen.get(id(tensor))
+        if seen is not None and seen[0] is tensor and seen[1] == version:
+            return seen[2]
+        pending = reduce(tensor, self._weights)
+        if version is not None:
+            self._seen[id(tensor)] = (tensor, version, pending)
+        return pending
 
     def _input_hook(self, path: str, kind: str) -> Any:
         def hook(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -240,25 +259,25 @@ class Watch:
                     kind = type(modules.get(path, self._model)).__name__
                     self._take("optimizer", path, kind, local, param)
                 self._disarm()
-                self._emit()
+                self._done.extend(self._taken)
+                self._taken.clear()
             self.step += 1
             if self.step > max(self.steps):
-                self.closed = True
-                self._disarm()
-                self._optimizer_hook.remove()
-                self._optimizer_hook = None
+                self._finish()
             elif self.step in self.steps:
                 self._arm()
 
     # -- writing (the writer's thread) --------------------------------------------------------
 
     def _emit(self) -> None:
-        """Queue the file, rewritten with this step's records, on the run's writer."""
-        taken, self._taken = self._taken, []
+        """Queue the file on the run's writer, once the watching is over (after the last watched
+        step, or at the run's end): one upload per run, none while training runs between."""
+        done, self._done = self._done, []
+        if not done:
+            return
 
         def produce() -> bytes:
-            self._lines.append(encode(t.record() for t in taken))
-            return b"".join(self._lines)
+            return encode(t.record() for t in done)
 
         self._writer.record(Artifact(layout.STEPS_ARTIFACT, layout.NUMERICS_DIR), produce)
 
