@@ -301,16 +301,24 @@ def watch(model: Any, steps: Iterable[int] | None = None, *, optimizer: Any = No
     """
     chosen = _steps(steps)
     sink = current.current()
-    writer = _writer_of_this_rank(sink) if sink is not None else None
     if sink is None:
         warnings.warn(
             "mlflow-fingerprint: watch() called outside a fingerprinted run; nothing is watched",
             FingerprintWarning,
             stacklevel=2,
         )
-    if writer is None:
-        chosen = frozenset()
-    handle = Watch(model, chosen, writer, optimizer).start()
+    handle = watch_into(_writer_of_this_rank(sink) if sink is not None else None, model, chosen,
+                        optimizer)  # fmt: skip
     if not handle.closed:
         current.on_leave(handle.close)
     return handle
+
+
+def watch_into(
+    writer: Any, model: Any, steps: Iterable[int] | None = None, optimizer: Any = None
+) -> Watch:
+    """Watch ``model`` into the run of ``writer`` (a run's writer, with ``record``): the trainer
+    callbacks, which hold their run's writer rather than a ``fingerprinted`` run, and close the
+    returned watch themselves. A None writer (another rank's process) watches nothing."""
+    chosen = _steps(steps)
+    return Watch(model, chosen if writer is not None else frozenset(), writer, optimizer).start()
