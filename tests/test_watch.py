@@ -431,3 +431,30 @@ def test_the_command_line_report_says_where_in_every_format(runs, capsys):
         "equal": False,
         "rel_diff": where["rel_diff"],
     }
+
+
+@pytest.mark.slow
+def test_a_compiled_model_is_watched_under_its_own_module_paths(uri):
+    from mlflow import MlflowClient
+
+    from mlflow_fingerprint import layout
+
+    model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 1))
+    with mfp.fingerprinted(experiment="watch", seed=0, tracking_uri=uri) as run:
+        compiled = torch.compile(model, backend="eager")
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        mfp.watch(compiled, steps=[0, 2])
+        for _ in range(3):
+            optimizer.zero_grad()
+            compiled(torch.randn(8, 4)).sum().backward()
+            optimizer.step()
+    local = MlflowClient(uri).download_artifacts(
+        run.run_id, layout.STEPS_ARTIFACT, str(Path(uri[10:]).parent)
+    )
+    records = decode(Path(local).read_bytes())
+    # step 0, hooked before the first compile: every phase, under the module's own paths
+    first = [r for r in records if r.step == 0]
+    assert {r.module for r in first} == {"", "0", "1", "2"}
+    assert {r.phase for r in first} == {"forward", "backward", "optimizer"}
+    # a later step: gradients and updates, whatever Dynamo does with the forward hooks
+    assert {"backward", "optimizer"} <= {r.phase for r in records if r.step == 2}

@@ -23,6 +23,16 @@ them). Uploading it after every watched step was measured to cost more, in the w
 competing with training, than the reductions themselves.
 
 Under DDP, rank 0 watches its own model replica (the run is rank 0's); other ranks watch nothing.
+
+Under ``torch.compile``, the watch hooks the compiled module itself (the wrapper's
+``_orig_mod``, so paths match an uncompiled run's). Gradients and updated parameters are always
+observed: autograd and the optimizer run them outside the compiled graph. Forward hooks are seen
+only where Dynamo compiles with them in place: by default it does not guard on hooks
+(``torch._dynamo.config.skip_nnmodule_hook_guards``), so hooks installed after the first compile
+do not fire. Watching step 0 (the default does), before the first forward, records that step's
+inputs and outputs, in a forward compiled in pieces around the hooks (a 3-layer MLP under
+inductor: 23 graphs for 4 steps, against 1 unwatched), which may fuse and round differently from
+the unwatched graph; later watched steps record forward tensors only where Dynamo recompiled.
 """
 
 from __future__ import annotations
@@ -116,7 +126,8 @@ class Watch:
     def __init__(self, model: Any, steps: frozenset[int], writer: Any, optimizer: Any) -> None:
         self.steps = steps
         self.step = 0
-        self._model = model
+        # torch.compile's wrapper: watch the module it compiled, under the module's own paths
+        self._model = getattr(model, "_orig_mod", model)
         self._writer = writer
         self._optimizer = optimizer  # None: the first optimizer that updates the model
         self._params = {id(p) for p in model.parameters()}
