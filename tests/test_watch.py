@@ -458,3 +458,27 @@ def test_a_compiled_model_is_watched_under_its_own_module_paths(uri):
     assert {r.phase for r in first} == {"forward", "backward", "optimizer"}
     # a later step: gradients and updates, whatever Dynamo does with the forward hooks
     assert {"backward", "optimizer"} <= {r.phase for r in records if r.step == 2}
+
+
+@pytest.mark.slow
+def test_a_divergence_at_an_unwatched_step_is_said_and_not_guessed(runs):
+    from mlflow import MlflowClient
+
+    from mlflow_fingerprint.compare.where import locate
+    from mlflow_fingerprint.tracking import numerics_steps
+
+    client = MlflowClient(runs["uri"])
+    a, _ = numerics_steps.read(client, runs["uri"], runs["a"], "A")
+    b, _ = numerics_steps.read(client, runs["uri"], runs["lr"], "B")
+    early = [r for r in a if r.step <= 2], [r for r in b if r.step <= 2]
+    found, note = locate(*early, LR_CHANGE + 1)
+    assert found is None
+    assert note.startswith(f"step {LR_CHANGE + 1}, where the curves part, was not watched")
+    assert "watched by both up to it: 0, 1, 2" in note
+    # watched there, the first difference is named; every tensor before the update is equal
+    found, note = locate(a, b, LR_CHANGE + 1)
+    assert note is None
+    assert all(n.equal is False for n in found.around)
+    forward = [r for r in a if r.step == LR_CHANGE and r.phase != "optimizer"]
+    others = {r.key: r for r in b}
+    assert all(r.same_tensor(others[r.key]) for r in forward)
