@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .errors import FingerprintError
     from .model.fingerprint import Fingerprint
     from .run import dataloader_generator, fingerprinted, log_metrics, seed_everything, seed_worker
+    from .run.watch import watch
     from .version import __version__
 
 # public name -> the submodule that defines it
@@ -33,6 +34,7 @@ _SOURCES = {
     "log_metrics": ".run",
     "seed_everything": ".run",
     "seed_worker": ".run",
+    "watch": ".run.watch",
 }
 
 __all__ = [
@@ -48,6 +50,7 @@ __all__ = [
     "log_metrics",
     "seed_everything",
     "seed_worker",
+    "watch",
 ]
 
 

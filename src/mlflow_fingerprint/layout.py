@@ -94,6 +94,9 @@ GIT_DIFF_ARTIFACT: Final = "fingerprint/git.diff"
 RUN_ARTIFACT: Final = "fingerprint/run.json"
 TRACEBACK_ARTIFACT: Final = "fingerprint/traceback.txt"
 
+NUMERICS_DIR: Final = "fingerprint/numerics"  # ``mfp.watch``: digests of a step's tensors
+STEPS_ARTIFACT: Final = "fingerprint/numerics/steps.jsonl"
+
 RANKS_DIR: Final = "fingerprint/ranks"  # every rank's whole fingerprint, one file per rank
 REPORT_DIR: Final = "fingerprint/diff"  # ``fingerprint diff --log-to RUN`` reports
 

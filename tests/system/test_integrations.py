@@ -156,3 +156,94 @@ def test_transformers_trainer_records_its_arguments(
     assert record["data"]["declared"]["batch_size"] == 4
     assert record["data"]["declared"]["num_workers"] == 0
     assert record["data"]["declared"]["full_determinism"] is False
+
+
+def _watched(run_id: str, tmp_path: Path):
+    import mlflow
+
+    from mlflow_fingerprint.model.watched import decode
+
+    path = mlflow.artifacts.download_artifacts(
+        run_id=run_id, artifact_path=layout.STEPS_ARTIFACT, dst_path=str(tmp_path / "watched")
+    )
+    return decode(Path(path).read_bytes())
+
+
+def test_lightning_callback_watches_the_module_it_fits(
+    sqlite_tracking_uri: str, tmp_path: Path
+) -> None:
+    import lightning.pytorch as pl
+    import torch
+    from lightning.pytorch.loggers import MLFlowLogger
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from mlflow_fingerprint.integrations import FingerprintCallback
+
+    class Tiny(pl.LightningModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = torch.nn.Linear(4, 2)
+
+        def training_step(self, batch, _index):
+            x, y = batch
+            return torch.nn.functional.cross_entropy(self.layer(x), y)
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    data = TensorDataset(torch.randn(64, 4), torch.randint(0, 2, (64,)))
+    logger = MLFlowLogger(experiment_name="pl-watch", tracking_uri=sqlite_tracking_uri)
+    callback = FingerprintCallback(watch=[1, 2])
+    module = Tiny()
+    pl.Trainer(
+        max_steps=4,
+        logger=logger,
+        callbacks=[callback],
+        accelerator="cpu",
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    ).fit(module, DataLoader(data, batch_size=8))
+
+    assert callback.watch.closed
+    assert not module.layer._forward_hooks
+    records = _watched(logger.run_id, tmp_path)
+    assert sorted({r.step for r in records}) == [1, 2]
+    assert {(r.phase, r.module, r.tensor) for r in records} >= {
+        ("forward", "layer", "output"),
+        ("backward", "layer", "weight"),
+        ("optimizer", "layer", "weight"),
+    }
+    final = next(r for r in records if r.key == (2, "optimizer", "layer", "weight", 0))
+    assert final.shape == (2, 4)
+
+
+def test_transformers_callback_watches_the_trainers_model(
+    sqlite_tracking_uri: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("MLFLOW_EXPERIMENT_NAME", "hf-watch")
+    from hf_ddp_job import Rows, tiny_bert
+    from transformers import Trainer, TrainingArguments
+
+    from mlflow_fingerprint.integrations import FingerprintTrainerCallback
+
+    args = TrainingArguments(
+        output_dir=str(tmp_path / "out"),
+        per_device_train_batch_size=4,
+        max_steps=2,
+        seed=11,
+        report_to=["mlflow"],
+        save_strategy="no",
+        use_cpu=True,
+        disable_tqdm=True,
+    )
+    callback = FingerprintTrainerCallback(watch=True)
+    Trainer(model=tiny_bert(), args=args, train_dataset=Rows(), callbacks=[callback]).train()
+
+    records = _watched(callback.run_id, tmp_path)
+    assert sorted({r.step for r in records}) == [0, 1]  # the default steps a 2-step run reaches
+    phases = [r.phase for r in records if r.step == 0]
+    assert phases.index("backward") > phases.index("forward")
+    assert phases[-1] == "optimizer"
+    assert any(r.kind == "Embedding" for r in records)

@@ -25,6 +25,7 @@ DEFINED_IN = {
     "log_metrics": "mlflow_fingerprint.run",
     "seed_everything": "mlflow_fingerprint.run",
     "seed_worker": "mlflow_fingerprint.run",
+    "watch": "mlflow_fingerprint.run.watch",
 }
 
 

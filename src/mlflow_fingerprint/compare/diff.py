@@ -18,6 +18,7 @@ from .partial import summary_record
 from .ranking import rank
 from .report import Difference, Enabler, MetricComparison, Report
 from .resolve import Resolved, resolve
+from .where import locate
 
 UNEXPLAINED_NOTE = (
     "Nothing recorded differs in a way that fits these curves, and nothing both runs allowed "
@@ -67,7 +68,38 @@ def compare_metrics(
     with tracking.store_errors(uri):
         found, note = replicates.spreads(mlflow_client, a, b, results)
     results = [dataclasses.replace(m, spread=found.get(m.name)) for m in results]
-    return tuple(results), (note,) if note else ()
+    results, where_notes = locate_divergences(mlflow_client, uri, a, b, results)
+    return tuple(results), tuple(n for n in (note, *where_notes) if n)
+
+
+def locate_divergences(
+    mlflow_client: Any, uri: str, a: Resolved, b: Resolved, results: Sequence[MetricComparison]
+) -> tuple[list[MetricComparison], tuple[str, ...]]:
+    """Each curve that parts, given the first tensor that differs where both runs watched their
+    model (``mfp.watch``); a final value (one logged step) is not a curve."""
+    from ..tracking import numerics_steps
+
+    curves = [
+        m for m in results if m.first_divergence_step is not None and min(m.steps_a, m.steps_b) > 1
+    ]
+    if not curves:
+        return list(results), ()
+    watched_a, note_a = numerics_steps.read(mlflow_client, uri, str(a.ref.run_id), "A")
+    watched_b, note_b = numerics_steps.read(mlflow_client, uri, str(b.ref.run_id), "B")
+    notes = [n for n in (note_a, note_b) if n]
+    if not watched_a or not watched_b:
+        if watched_a or watched_b:
+            notes.append(f"only run {'A' if watched_a else 'B'} watched its model (mfp.watch)")
+        return list(results), tuple(notes)
+    out = []
+    for m in results:
+        if m in curves:
+            found, note = locate(watched_a, watched_b, int(m.first_divergence_step or 0))
+            m = dataclasses.replace(m, where=found)
+            if note:
+                notes.append(f"{m.name}: {note}")
+        out.append(m)
+    return out, tuple(notes)
 
 
 def diff(

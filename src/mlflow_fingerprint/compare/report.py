@@ -22,6 +22,7 @@ from ..model.vocabulary import (
     Verdict,
     check,
 )
+from .where import Where
 
 EXIT_SAME = 0
 EXIT_DIFFER = 1
@@ -149,6 +150,7 @@ class MetricComparison:
     curve_a: Curve = field(default_factory=Curve)
     curve_b: Curve = field(default_factory=Curve)
     spread: Spread | None = None
+    where: Where | None = None  # the first tensor that differs, where both runs watched it
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -162,6 +164,10 @@ class MetricComparison:
             "first_divergence_step": self.first_divergence_step,
             "steps_a": self.steps_a,
             "steps_b": self.steps_b,
+            "first_divergence": {
+                "step": self.first_divergence_step,
+                "where": self.where.to_dict() if self.where is not None else None,
+            },
         }
         if self.spread is not None:
             out["replicates"] = self.spread.to_dict()

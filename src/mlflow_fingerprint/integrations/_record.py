@@ -114,3 +114,13 @@ def record_into_run(
     writer (``writer.flush(timeout)`` waits until MLflow has them)."""
     items = publish.whole(fp, secret_env_values(), extra_tags, rank_records)
     return publish.to_run(run_id, uri, items)
+
+
+def watch(writer: Any, model: Any, request: bool | tuple[int, ...]) -> Any:
+    """``mfp.watch`` of the trainer's model into the callback's run, as its ``watch=`` asks:
+    True the default steps, a tuple those steps; None where it asks for nothing."""
+    if request is False:
+        return None
+    from ..run.watch import watch_into
+
+    return watch_into(writer, model, None if request is True else request)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Iterable
 from typing import Any
 
 try:
@@ -50,11 +51,16 @@ class FingerprintCallback(Callback):
     """Record the fingerprint of each fit in the trainer's MLflow run. In a DDP fit every rank
     captures and rank 0 (where Lightning's loggers log) records all of them into that one run."""
 
-    def __init__(self, flush_timeout_s: float = 30.0) -> None:
+    def __init__(self, flush_timeout_s: float = 30.0, watch: bool | Iterable[int] = False) -> None:
+        """``watch``: True (the default steps) or the steps at which ``mfp.watch`` records the
+        LightningModule's tensors (steps count the optimizer's ``step()`` calls, from 0: the
+        trainer's ``global_step`` before each update)."""
         self.flush_timeout_s = flush_timeout_s
         self.fingerprint: Fingerprint | None = None
         self.run_id: str | None = None
         self._writer: Any = None
+        self._watch_request = watch if isinstance(watch, bool) else tuple(watch)
+        self.watch: Any = None
 
     def _target(self, trainer: Any) -> tuple[str, str, str | None] | None:
         """(run id, tracking URI, the provider's spool id tag) of the run to log into."""
@@ -101,6 +107,7 @@ class FingerprintCallback(Callback):
                 run_id, uri, fp, {layout.TAG_INTEGRATION: "lightning"}, records
             )
             self.run_id = run_id
+            self.watch = _record.watch(self._writer, pl_module, self._watch_request)
         except Exception as exc:  # recording must never stop the fit
             warnings.warn(
                 f"mlflow-fingerprint: could not record the fingerprint: {exc}",
@@ -126,6 +133,8 @@ class FingerprintCallback(Callback):
 
     def teardown(self, trainer: Any, pl_module: Any, stage: str) -> None:
         """Wait (bounded) until MLflow holds the fingerprint: the fit is over, the run too."""
+        if self.watch is not None:
+            self.watch.close()
         if self._writer is not None:
             self._writer.flush(self.flush_timeout_s)
 

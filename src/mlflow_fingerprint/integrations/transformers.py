@@ -16,6 +16,7 @@ records nothing. Importing this module imports ``transformers``.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
 from typing import Any
 
 from transformers import TrainerCallback
@@ -46,11 +47,16 @@ class FingerprintTrainerCallback(TrainerCallback):
     distributed run every rank captures and the world process zero (the only one HF's
     MLflowCallback logs from) records all of them into that one run."""
 
-    def __init__(self, flush_timeout_s: float = 30.0) -> None:
+    def __init__(self, flush_timeout_s: float = 30.0, watch: bool | Iterable[int] = False) -> None:
+        """``watch``: True (the default steps) or the steps at which ``mfp.watch`` records the
+        model's tensors (steps count optimizer updates from 0: ``state.global_step`` before
+        each update)."""
         self.flush_timeout_s = flush_timeout_s
         self.fingerprint: Fingerprint | None = None
         self.run_id: str | None = None
         self._writer: Any = None
+        self._watch_request = watch if isinstance(watch, bool) else tuple(watch)
+        self.watch: Any = None
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         """Every rank captures and joins the gather (a collective); rank 0 records the job."""
@@ -70,6 +76,9 @@ class FingerprintTrainerCallback(TrainerCallback):
             fp, records = job
             self.fingerprint = fp  # rank 0 keeps the merged one
             self._record(fp, records)
+            model = kwargs.get("model")
+            if self._writer is not None and model is not None:
+                self.watch = _record.watch(self._writer, model, self._watch_request)
         except Exception as exc:  # recording must never stop training
             warnings.warn(
                 f"mlflow-fingerprint: could not record the fingerprint: {exc}",
@@ -102,5 +111,7 @@ class FingerprintTrainerCallback(TrainerCallback):
         self.run_id = run_id
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self.watch is not None:
+            self.watch.close()
         if self._writer is not None:
             self._writer.flush(self.flush_timeout_s)

@@ -17,6 +17,9 @@ The words:
 - ``Severity``: how badly an audit finding threatens reproducibility.
 - ``RefKind``: what a user's reference to a run resolved to.
 - ``OutputFormat``: what ``fingerprint diff --format`` renders a report as.
+- ``Phase``: where inside a training step ``mfp.watch`` recorded a tensor: a module's
+  ``forward`` output (or input), a parameter's gradient after ``backward``, or a parameter after
+  the ``optimizer`` step.
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ REF_KINDS: tuple[RefKind, ...] = get_args(RefKind)
 
 OutputFormat = Literal["text", "json", "markdown", "html"]
 OUTPUT_FORMATS: tuple[OutputFormat, ...] = get_args(OutputFormat)
+
+Phase = Literal["forward", "backward", "optimizer"]
+PHASES: tuple[Phase, ...] = get_args(Phase)
 
 Word = TypeVar("Word", bound=str)
 

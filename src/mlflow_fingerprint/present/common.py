@@ -113,6 +113,35 @@ def metric_cells(metric: MetricComparison) -> tuple[str, ...]:
     )
 
 
+WHERE_HEADER = ("phase", "tensor", "type", "equal", "rel diff of norms")
+
+
+def located(report: Report) -> list[MetricComparison]:
+    """The metrics whose parting curves ``mfp.watch`` traced to a tensor."""
+    return [m for m in report.metrics if m.where is not None]
+
+
+def where_line(metric: MetricComparison) -> str:
+    """'loss parts at step 21: step 20, optimizer: features.0.weight (Conv2d) differs; ...'."""
+    assert metric.where is not None
+    return f"{metric.name} parts at {divergence_text(metric)}: {metric.where.sentence()}"
+
+
+def around_cells(metric: MetricComparison) -> list[tuple[str, ...]]:
+    """The table of the tensors around the first difference: phase, tensor, type, equal, rel."""
+    assert metric.where is not None
+    return [
+        (
+            n.phase,
+            n.name,
+            n.kind,
+            "yes" if n.equal else "no",
+            f"{n.rel_diff:.3g}" if n.rel_diff is not None else "—",
+        )
+        for n in metric.where.around
+    ]
+
+
 def hidden_line(report: Report, include_none: bool) -> str | None:
     hidden = len(report.differences) - len(report.shown_differences(include_none))
     if not hidden:

@@ -26,6 +26,7 @@ code{font-size:.9em}
 .same_results{color:#2e7d32}.explained,.nondeterministic,.unexplained{color:#c62828}
 .effect-recipe{color:#8e24aa}.effect-randomness{color:#ef6c00}.effect-numerics{color:#00838f}
 .effect-none{color:#888}
+.equal-no{color:#c62828;font-weight:bold}
 """
 
 
@@ -86,6 +87,20 @@ def render(report: Report, include_none: bool = False) -> str:
                         escape(common.spread_text(m)),
                     )
                     for m in report.metrics
+                ],
+            ),
+        ]
+    located = common.located(report)
+    if located:
+        out.append("<h2>Where the curves part</h2>")
+    for metric in located:
+        out += [
+            f"<p>{escape(common.where_line(metric))}</p>",
+            _table(
+                common.WHERE_HEADER,
+                [
+                    (escape(p), _code(t), _code(k), f'<span class="equal-{e}">{e}</span>', r)
+                    for p, t, k, e, r in common.around_cells(metric)
                 ],
             ),
         ]

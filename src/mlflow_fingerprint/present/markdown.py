@@ -68,6 +68,12 @@ def render(report: Report, include_none: bool = False) -> str:
                 ],
             ),
         ]
+    for metric in common.located(report):
+        out += ["", f"**Where** {cell(common.where_line(metric))}", ""]
+        out += table(
+            common.WHERE_HEADER,
+            [(p, code(cell(t)), code(k), e, r) for p, t, k, e, r in common.around_cells(metric)],
+        )
     if common.show_enablers(report, include_none):
         out += ["", "**Enablers** (present in both runs):", ""]
         out += [

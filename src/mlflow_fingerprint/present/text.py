@@ -47,8 +47,17 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return [line(header), *(line(r) for r in rows)]
 
 
-def _lines_after_tables(report: Report, include_none: bool) -> list[str]:
+def _where_lines(report: Report) -> list[str]:
+    """Where inside a step each parting curve starts (runs that ``mfp.watch`` their model)."""
     out: list[str] = []
+    for metric in common.located(report):
+        out += ["", f"Where {common.where_line(metric)}"]
+        out += ["  " + line for line in _table(common.WHERE_HEADER, common.around_cells(metric))]
+    return out
+
+
+def _lines_after_tables(report: Report, include_none: bool) -> list[str]:
+    out: list[str] = _where_lines(report)
     if common.show_enablers(report, include_none):
         out += ["", "Enablers (present in both runs):"]
         out += [f"  - {e.field}: {e.explanation} Fix: {e.fix}" for e in report.enablers]

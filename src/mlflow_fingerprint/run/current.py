@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Protocol
@@ -38,6 +38,10 @@ class MetricSink(Protocol):
 
 
 _current: ContextVar[MetricSink | None] = ContextVar("mlflow_fingerprint_run", default=None)
+# What to do when the current run ends (``on_leave``): one list per entered run.
+_leaving: ContextVar[list[Callable[[], None]] | None] = ContextVar(
+    "mlflow_fingerprint_leaving", default=None
+)
 
 
 class _OpenRuns:
@@ -78,15 +82,37 @@ def entered(sink: MetricSink) -> Iterator[None]:
     elsewhere) still leaves: the previous value is put back by hand."""
     previous = _current.get()
     token = _current.set(sink)
+    callbacks: list[Callable[[], None]] = []
+    previous_leaving = _leaving.get()
+    leaving = _leaving.set(callbacks)
     _open.add(sink)
     try:
         yield
     finally:
         _open.discard(sink)
+        for callback in reversed(callbacks):
+            try:
+                callback()
+            except Exception as exc:  # one failing clean-up must not skip the others
+                warn(f"mlflow-fingerprint: {exc}")
+        try:
+            _leaving.reset(leaving)
+        except ValueError:
+            _leaving.set(previous_leaving)
         try:
             _current.reset(token)
         except ValueError:  # left in another context than the one it was entered in
             _current.set(previous)
+
+
+def on_leave(callback: Callable[[], None]) -> bool:
+    """Call ``callback`` when the current ``fingerprinted`` run of this context ends (``mfp.watch``
+    removes its hooks then); False, and nothing registered, where no run is current."""
+    callbacks = _leaving.get()
+    if callbacks is None or _current.get() is None:
+        return False
+    callbacks.append(callback)
+    return True
 
 
 def swap(old: MetricSink, new: MetricSink) -> None:

@@ -173,3 +173,20 @@ def cli_defaults() -> None:
     _cli_mode = True
     for name, value in CLI_ENV_DEFAULTS.items():
         os.environ.setdefault(name, value)
+
+
+def read_artifact(mlflow_client: Any, run_id: str, path: str) -> bytes | None:
+    """The content of a run's artifact ``path``; None where the run has no such artifact.
+
+    The folder is listed first: a missing file is an empty listing on every store, where the
+    download's error for it differs from store to store. Other failures (an unreachable store)
+    raise as the client raised them, for :func:`store_errors` to turn into one line."""
+    import posixpath
+    import tempfile
+
+    listed = mlflow_client.list_artifacts(run_id, posixpath.dirname(path))
+    if path not in {entry.path for entry in listed if not entry.is_dir}:
+        return None
+    with tempfile.TemporaryDirectory(prefix="mfp-") as tmp:
+        local = mlflow_client.download_artifacts(run_id, path, tmp)
+        return Path(local).read_bytes()
