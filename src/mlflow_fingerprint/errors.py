@@ -53,6 +53,11 @@ class Unreachable(Exception):
     """The store did not answer (or answered with a server error): retry later."""
 
 
+class Unauthorized(Unreachable):
+    """The store refused our credentials (401/403): keep the data, retry when they are fixed (a
+    rotated token, an auth gateway restarting); never a reason to drop a record."""
+
+
 class Rejected(Exception):
     """The store answered and refused the request: retrying cannot help."""
 

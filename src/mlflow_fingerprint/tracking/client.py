@@ -2,10 +2,13 @@
 or ``fingerprint sync``), never on the training thread.
 
 Failures come out as one of two exceptions, because they need opposite handling:
-:class:`Unreachable` (connection refused, timeout, 5xx, a locked database: keep the data, try again
-later) and :class:`Rejected` (the store answered and said no, e.g. an invalid key: retrying would
-fail forever, so the record is acknowledged as refused and skipped). "No such run" (404) counts as
-Unreachable: it means the wrong store (or a deleted run), and skipping would throw the data away.
+:class:`Unreachable` (connection refused, timeout, 5xx, a locked database, and :class:`Unauthorized`
+for 401/403: keep the data, try again later) and :class:`Rejected` (the store answered that the
+record itself is invalid: retrying would fail forever, so the record is quarantined in the spool
+with the reason and skipped). "No such run" (404) counts as Unreachable: it means the wrong store
+(or a deleted run), and skipping would throw the data away. Credentials are MLflow's own
+(``MLFLOW_TRACKING_USERNAME``/``PASSWORD``, ``MLFLOW_TRACKING_TOKEN``, or ``user:password@`` in
+the URI): MLflow's client reads them on every request.
 
 MLflow's own HTTP client retries a refused connection for minutes with exponential back-off; a
 quick ``/health`` probe with no retries (:func:`reachable`) before each upload pass keeps the
@@ -29,8 +32,8 @@ from mlflow.tracking import MlflowClient
 
 from .. import layout
 from ..capture.reading import first_line
-from ..errors import Rejected, Unreachable
-from ..redact import strip_url_credentials
+from ..errors import Rejected, Unauthorized, Unreachable
+from ..redact import URL_USERINFO, strip_url_credentials
 from . import events
 
 T = TypeVar("T")
@@ -75,11 +78,29 @@ def _translated(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     except MlflowException as exc:
         status = exc.get_http_status_code()
         message = first_line(exc, 300)
+        if status in AUTH_STATUSES:
+            raise Unauthorized(unauthorized(status, message)) from None
         if 400 <= status < 500 and status not in (404, 408, 429):
             raise Rejected(message) from None
         raise Unreachable(message) from None
     except Exception as exc:  # requests/OSError/sqlalchemy errors: the store is not usable now
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+        if status in AUTH_STATUSES:  # an artifact upload's HTTPError
+            raise Unauthorized(unauthorized(status, first_line(exc, 300))) from None
         raise Unreachable(f"{type(exc).__name__}: {first_line(exc, 300)}") from None
+
+
+AUTH_STATUSES = (401, 403)
+
+
+def unauthorized(status: int, message: str) -> str:
+    """Why a call was refused for its credentials, and how MLflow takes them."""
+    shown = URL_USERINFO.sub(lambda m: m.group("scheme"), message)
+    return (
+        f"not authorized ({status}): {shown}; give credentials as "
+        "MLflow takes them: MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD, "
+        "MLFLOW_TRACKING_TOKEN, or user:password@ in the tracking URI"
+    )
 
 
 _local = threading.local()

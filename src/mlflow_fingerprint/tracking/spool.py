@@ -8,6 +8,9 @@ costs nothing but a later ``fingerprint sync``. One directory per run:
 - ``acks.jsonl``: what MLflow acknowledged, as the byte offset in ``events.jsonl`` up to which
   every record is stored, plus the run id; appended and fsync'd after each accepted call, so an
   acknowledged record is never sent again;
+- ``quarantine.jsonl``: records the store refused as invalid, each with the reason; a spool
+  holding any is never deleted (nothing the store has not acknowledged is), and ``sync`` shows
+  them until the user removes the spool;
 - ``artifacts/``: the files the artifact records point to, written atomically;
 - ``lock``: held (``flock``) by the process still writing the run, so ``sync`` leaves it alone;
 - ``writer.json``: which process writes the run (pid, host, boot, start time), so that ``sync``
@@ -40,6 +43,7 @@ from . import liveness
 ENV_SPOOL = "MLFLOW_FINGERPRINT_SPOOL"
 EVENTS = "events.jsonl"
 ACKS = "acks.jsonl"
+QUARANTINE = "quarantine.jsonl"
 ARTIFACTS = "artifacts"
 LOCK = "lock"
 WRITER = "writer.json"
@@ -86,6 +90,7 @@ class Spool:
         self._memory_size = 0
         self._memory_ack = Ack()
         self._overflow: Path | None = None  # artifacts the spool's disk refused
+        self.damage: list[str] = []  # what was found damaged and ignored, for ``sync`` to say
 
     def __repr__(self) -> str:
         return f"Spool({str(self.path)!r})"
@@ -167,7 +172,9 @@ class Spool:
             return f.read(self._disk_end - offset).splitlines(keepends=True)
 
     def acked(self) -> Ack:
-        """The furthest acknowledgement; later lines win, damaged ones are ignored."""
+        """The furthest acknowledgement; later lines win. A damaged line, or an offset that is
+        not the end of a record of ``events.jsonl`` (past its end, or mid-line), is ignored and
+        said in ``damage``: trusting it could take unsent records for stored and delete them."""
         path = self.path / ACKS
         best = self._memory_ack
         if not path.exists():
@@ -175,12 +182,63 @@ class Spool:
         for line in path.read_bytes().splitlines():
             try:
                 entry = json.loads(line)
-            except ValueError:
+                offset = int(entry.get("offset", 0))
+                run_id = entry.get("run_id")
+            except (ValueError, TypeError, AttributeError):
+                self._note(f"{ACKS}: a damaged line was ignored")
                 continue
-            offset = int(entry.get("offset", 0))
+            if not self._record_end(offset):
+                self._note(f"{ACKS}: offset {offset} is no record's end; ignored")
+                continue
             if offset >= best.offset:
-                best = Ack(offset, entry.get("run_id") or best.run_id)
+                best = Ack(offset, run_id if isinstance(run_id, str) else best.run_id)
         return best
+
+    def _record_end(self, offset: int) -> bool:
+        """Whether ``offset`` is 0 or just after a newline of the records (disk or memory)."""
+        if offset == 0:
+            return True
+        if offset < 0 or offset > self.size():
+            return False
+        if self.full is not None and offset > self._disk_end:
+            return True  # in the in-memory records, which only this process wrote
+        try:
+            with open(self.path / EVENTS, "rb") as f:
+                f.seek(offset - 1)
+                return f.read(1) == b"\n"
+        except OSError:
+            return False
+
+    def _note(self, problem: str) -> None:
+        if problem not in self.damage:
+            self.damage.append(problem)
+
+    def quarantine(self, record: Mapping[str, Any], reason: str) -> None:
+        """Keep a record the store refused as invalid, with the reason, for the user to see."""
+        entry = {"reason": reason, "record": dict(record), "time": time.time()}
+        with open(self.path / QUARANTINE, "ab") as f:
+            f.write(encode(entry))
+            f.flush()
+            os.fsync(f.fileno())
+
+    def quarantined(self) -> list[dict[str, Any]]:
+        """The refused records with their reasons (damaged lines shown as such)."""
+        try:
+            lines = (self.path / QUARANTINE).read_bytes().splitlines()
+        except OSError:
+            return []
+        found = []
+        for line in lines:
+            try:
+                found.append(json.loads(line))
+            except ValueError:
+                found.append({"reason": "a damaged quarantine line", "record": {}})
+        return found
+
+    def settled(self) -> bool:
+        """Whether the store acknowledged every record and refused none: only then may the spool
+        be deleted."""
+        return self.acked().offset >= self.size() and not (self.path / QUARANTINE).exists()
 
     def ack(self, offset: int, run_id: str | None, note: str | None = None) -> None:
         """Record an acknowledgement durably, or in memory where the disk refuses it."""
@@ -254,7 +312,8 @@ def _write_file(folder: Path, name: str, data: bytes) -> Path:
 
 
 def _records(lines: Iterable[bytes], offset: int) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Complete lines as (end offset, record); stops at a torn line, skips a damaged one."""
+    """Complete lines as (end offset, record); stops at a torn line. A damaged line comes out as
+    a record of no kind holding its text, so the replay quarantines it rather than lose it."""
     for line in lines:
         if not line.endswith(b"\n"):
             return
@@ -262,7 +321,9 @@ def _records(lines: Iterable[bytes], offset: int) -> Iterator[tuple[int, dict[st
         try:
             record = json.loads(line)
         except ValueError:
-            continue  # damaged on disk: skip it rather than block the run forever
+            record = None
+        if not isinstance(record, dict):
+            record = {"damaged": line.decode("utf-8", "replace")[:2000]}
         yield offset, record
 
 

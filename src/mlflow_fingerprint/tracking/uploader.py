@@ -65,6 +65,7 @@ class RunWriter:
         self._passes = threading.Condition()
         self._pass_count = 0
         self._last_error: str | None = None
+        self._stuck = False  # the last pass stopped for this spool's sake, not the store's
         self._warned: set[str] = set()
         self._bad_keys: set[str] = set()
         self._release_lock = threading.Lock()
@@ -155,7 +156,7 @@ class RunWriter:
         if self._released:
             return
         self._released = True
-        if self.spool.acked().offset >= self.spool.size():
+        if self.spool.settled():
             self.spool.remove()
         self._lock.__exit__(None, None, None)
 
@@ -173,6 +174,11 @@ class RunWriter:
     def _offline_message(self) -> str:
         reason = self._last_error or "no answer in time"
         uri = strip_url_credentials(self.uri)
+        if self._stuck:
+            return (
+                f"this run cannot be uploaded to {uri}: {reason}; its fingerprint and metrics "
+                f"are kept in {self.spool.path}, for `fingerprint sync` once that is fixed."
+            )
         return (
             f"tracking server {uri} is not answering ({reason}); training "
             f"goes on and this run's fingerprint and metrics are kept in {self.spool.path}. "
@@ -262,8 +268,13 @@ class RunWriter:
             self.spool, self.uri, search=False, stop=self._closing.is_set, on_start=self._on_start
         )
         for refusal in outcome.rejected:
-            self.warn_once("rejected", f"the tracking store refused {refusal}")
-        return outcome.error
+            self.warn_once(
+                "rejected",
+                f"the tracking store refused {refusal}; kept with the reason in "
+                f"{self.spool.path} (`fingerprint sync` shows it)",
+            )
+        self._stuck = outcome.stuck is not None
+        return outcome.error or outcome.stuck
 
     def _upload_loop(self) -> None:
         from .client import abandon_on
