@@ -40,6 +40,12 @@ class ReplayError(FingerprintError):
     """An NVML recording that cannot be replayed; the message is one line meant for a user."""
 
 
+class RunNotStarted(RuntimeError):
+    """The store refused to start the run for a reason retrying cannot fix (a deleted experiment,
+    a refused name): raised by the decorator before training, as MLflow's ``set_experiment``
+    raises, rather than training for hours into a run that can never be stored."""
+
+
 class UsageError(Exception):
     """Bad input or an unreachable store at the command line: the message is the whole story."""
 

@@ -178,6 +178,11 @@ def resolve_experiment(c: MlflowClient, name: str | None, experiment_id: str | N
         mark_training(c, experiment_id)
         return experiment_id
     found = call(c.get_experiment_by_name, name)
+    if found is not None and found.lifecycle_stage == "deleted":
+        raise Rejected(
+            f"experiment {name!r} is deleted; restore it (`mlflow experiments restore`) or delete "
+            "it permanently to create a new one under that name"
+        )
     if found is None:
         try:
             return call(

@@ -110,6 +110,25 @@ class RunWriter:
         self._started.wait(timeout_s)
         return self.run_id is not None
 
+    @property
+    def stuck(self) -> str | None:
+        """Why this run cannot be uploaded whatever the store does (its start refused), if so."""
+        return self._last_error if self._stuck else None
+
+    def discard(self) -> None:
+        """Stop both threads and delete the spool: for a run refused before training began,
+        whose spool holds nothing but its start (the caller raises instead of training)."""
+        self._closing.set()
+        self._wake.set()
+        self._spool_wake.set()
+        self._spooler.join(timeout=5.0)
+        self._uploader.join(timeout=1.0)
+        _OPEN.discard(self)
+        with self._release_lock:
+            self._closed = self._released = True
+            self.spool.remove()
+            self._lock.__exit__(None, None, None)
+
     def flush(self, timeout_s: float) -> bool:
         """Write everything buffered to the spool now and wait (at most ``timeout_s``) until MLflow
         has acknowledged all of it. False if the store is unreachable or too slow."""
@@ -307,7 +326,8 @@ class RunWriter:
                 self._passes.notify_all()
             if error:
                 self._started.set()  # the caller stops waiting for a run id: we are offline
-                self.warn_offline()
+                if not (self._stuck and self.run_id is None):  # the caller raises for that one
+                    self.warn_offline()
             wait = RETRY_S if error else None
 
 
