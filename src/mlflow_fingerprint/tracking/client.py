@@ -17,6 +17,7 @@ uploader from sitting in those retries when the server is simply gone.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import urllib.error
@@ -318,12 +319,52 @@ def chunks(items: Sequence[T], size: int) -> Iterable[Sequence[T]]:
 def fluent_attach(run: Any) -> bool:
     """Make ``run`` this thread's active fluent run, as ``mlflow.start_run`` would, so the user's
     own ``mlflow.log_*`` calls inside train() land in it. Done without a network call (the run was
-    created by the uploader); False where this MLflow keeps its run stack elsewhere."""
+    created by the uploader); False where this MLflow keeps its run stack elsewhere.
+
+    A plain ``mlflow.start_run()`` inside train() then opens a child run nested under it (see
+    :func:`_nesting_start_run`), as the same code does under any outer ``start_run``."""
     stack = _this_thread_stack()
     if stack is None:
         return False
+    _install_nesting()
+    _ATTACHED.add(run.info.run_id)
     stack.append(mlflow.ActiveRun(run))
     return True
+
+
+# Runs this package put on a fluent stack (fluent_attach), until fluent_detach takes them off.
+_ATTACHED: set[str] = set()
+_START_RUN: list[Callable[..., Any]] = []  # MLflow's own start_run, once replaced
+_NESTED_POSITION = 3  # start_run(run_id, experiment_id, run_name, nested, ...)
+
+
+def _nesting_start_run(*args: Any, **kwargs: Any) -> Any:
+    """``mlflow.start_run`` as MLflow defines it, except that a new run started (no ``run_id``)
+    while the top of this thread's stack is a decorator's run is nested under it: undecorated,
+    the same ``with mlflow.start_run():`` works, and a decorator must not break it. Anything
+    else (another active run, an explicit ``nested=``/``run_id``) is MLflow's own behaviour.
+    The child goes into its parent's experiment unless one is named."""
+    stack = _this_thread_stack()
+    resumes = kwargs.get("run_id") is not None or (args and args[0] is not None)
+    explicit = "nested" in kwargs or len(args) > _NESTED_POSITION
+    if stack and not resumes and not explicit and stack[-1].info.run_id in _ATTACHED:
+        kwargs["nested"] = True
+        if len(args) < 2 and kwargs.get("experiment_id") is None:  # a child shows under its parent
+            kwargs["experiment_id"] = stack[-1].info.experiment_id
+    return _START_RUN[0](*args, **kwargs)
+
+
+def _install_nesting() -> None:
+    """Put :func:`_nesting_start_run` in place of ``mlflow.start_run`` (once per process)."""
+    from mlflow.tracking import fluent
+
+    with _filter_installed:
+        if _START_RUN:
+            return
+        _START_RUN.append(fluent.start_run)
+        functools.update_wrapper(_nesting_start_run, fluent.start_run)
+        fluent.start_run = _nesting_start_run
+        mlflow.start_run = _nesting_start_run
 
 
 def fluent_detach(run_id: str) -> None:
@@ -333,6 +374,7 @@ def fluent_detach(run_id: str) -> None:
     from mlflow.tracking import fluent
 
     stack = _this_thread_stack()
+    _ATTACHED.discard(run_id)
     if stack and stack[-1].info.run_id == run_id:
         stack.pop()
     last = getattr(fluent, "_last_active_run_id", None)
