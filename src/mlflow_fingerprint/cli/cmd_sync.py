@@ -14,6 +14,7 @@ started, records refused.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -52,14 +53,16 @@ def _end(state: Unended | None, dry_run: bool) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from ..tracking import client as mlflow_io
-    from ..tracking.spool import list_spools, spool_root
+    from ..tracking.spool import fallback_roots, list_spools, spool_root
     from ..tracking.sync import end_as_killed, replay, summary, unended
 
     root = Path(args.spool_dir).expanduser() if args.spool_dir else spool_root()
     if args.spool_dir and not root.is_dir():
         raise UsageError(f"spool directory {root} does not exist")
     override = args.tracking_uri
-    spools = list_spools(root)
+    # spools that went to a temporary root because this one could not be written, too
+    fallbacks = [] if args.spool_dir else fallback_roots(root)
+    spools = [s for folder in [root, *fallbacks] for s in list_spools(folder)]
     if not spools:
         emit(f"nothing to sync in {root}", None)
         return 0
@@ -109,6 +112,9 @@ def run(args: argparse.Namespace) -> int:
             done = outcome.caught_up and spool.settled() and not (state is not None and state.keep)
         if done:
             spool.remove()
+            if spool.path.parent in fallbacks:
+                with contextlib.suppress(OSError):  # an emptied temporary root goes too
+                    spool.path.parent.rmdir()
     emit("\n".join(lines), None)
     if problems:
         raise UsageError(

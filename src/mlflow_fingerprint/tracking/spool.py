@@ -47,6 +47,7 @@ QUARANTINE = "quarantine.jsonl"
 ARTIFACTS = "artifacts"
 LOCK = "lock"
 WRITER = "writer.json"
+FALLBACKS = "fallback-roots.jsonl"
 
 
 def spool_root() -> Path:
@@ -329,12 +330,57 @@ def _records(lines: Iterable[bytes], offset: int) -> Iterator[tuple[int, dict[st
 
 def open_spool(root: Path | None = None) -> tuple[Spool, str | None]:
     """A new spool under ``root``; where that cannot be created (full, read-only), one under a
-    temporary directory, with the reason to tell the user."""
+    temporary directory, remembered (:func:`fallback_roots`) so that ``fingerprint sync`` finds
+    it, with the reason to tell the user."""
     try:
         return Spool.create(root), None
     except OSError as exc:
         fallback = Path(tempfile.mkdtemp(prefix="mlflow-fingerprint-spool-"))
-        return Spool.create(fallback), f"cannot create the spool ({exc}); using {fallback}"
+        remembered = _remember_fallback(spool_root() if root is None else root, fallback)
+        how = "`fingerprint sync` finds it" if remembered else "run `fingerprint sync --spool-dir"
+        how += "" if remembered else f" {fallback}` to upload it"
+        return Spool.create(fallback), f"cannot create the spool ({exc}); using {fallback} ({how})"
+
+
+def _fallback_index() -> Path:
+    """Where the fallback roots are remembered: the user's cache, not the spool root (which is
+    the directory that could not be written)."""
+    return Path.home() / ".cache" / "mlflow-fingerprint" / FALLBACKS
+
+
+def _remember_fallback(root: Path, fallback: Path) -> bool:
+    """Note that spools meant for ``root`` went to ``fallback``; False if that cannot be noted."""
+    try:
+        index = _fallback_index()
+        index.parent.mkdir(parents=True, exist_ok=True)
+        with open(index, "ab") as f:
+            f.write(encode({"root": str(root), "fallback": str(fallback)}))
+            f.flush()
+            os.fsync(f.fileno())
+        return True
+    except OSError:
+        return False
+
+
+def fallback_roots(root: Path | None = None) -> list[Path]:
+    """The temporary roots that took spools meant for ``root`` (default: the configured root)
+    and still exist."""
+    root = spool_root() if root is None else root
+    try:
+        lines = _fallback_index().read_bytes().splitlines()
+    except OSError:
+        return []
+    found: list[Path] = []
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("root") == str(root):
+            path = Path(str(entry.get("fallback")))
+            if path.is_dir() and path not in found:
+                found.append(path)
+    return found
 
 
 def list_spools(root: Path | None = None) -> list[Spool]:
