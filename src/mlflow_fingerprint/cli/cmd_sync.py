@@ -16,11 +16,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import UsageError
 from ..redact import strip_url_credentials
+from ..tracking.store import cli_defaults
 from .output import emit
 
 SUPPRESS_URL_PRINTING = "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"
@@ -54,7 +56,6 @@ def _end(state: Unended | None, dry_run: bool) -> str:
 def run(args: argparse.Namespace) -> int:
     from ..tracking import client as mlflow_io
     from ..tracking.spool import fallback_roots, list_spools, spool_root
-    from ..tracking.sync import end_as_killed, replay, summary, unended
 
     root = Path(args.spool_dir).expanduser() if args.spool_dir else spool_root()
     if args.spool_dir and not root.is_dir():
@@ -66,7 +67,32 @@ def run(args: argparse.Namespace) -> int:
     if not spools:
         emit(f"nothing to sync in {root}", None)
         return 0
+    if not args.timeout > 0:
+        raise UsageError(f"--timeout must be a positive number of seconds, not {args.timeout}")
+    cli_defaults()  # one request waits a bounded time (MLFLOW_FINGERPRINT_REQUEST_TIMEOUT)
     mlflow_io.quiet_retry_warnings()
+    # The total bound: at the deadline the call in progress is given up and no other is made.
+    deadline = threading.Event()
+    timer = threading.Timer(args.timeout, deadline.set)
+    timer.daemon = True
+    timer.start()
+    try:
+        with mlflow_io.abandon_on(deadline, f"the time limit of {args.timeout:g} s was reached"):
+            return _sync(args, spools, override, fallbacks, deadline)
+    finally:
+        timer.cancel()
+
+
+def _sync(
+    args: argparse.Namespace,
+    spools: list[Spool],
+    override: str | None,
+    fallbacks: list[Path],
+    deadline: threading.Event,
+) -> int:
+    from ..tracking import client as mlflow_io
+    from ..tracking.sync import end_as_killed, replay, summary, unended
+
     # MLflow prints "View run ... at <uri>" when a run ends, credentials included: sync's output
     # is its own lines (this process ends with the command).
     os.environ[SUPPRESS_URL_PRINTING] = "true"
@@ -76,6 +102,9 @@ def run(args: argparse.Namespace) -> int:
         with spool.locked() as ours:
             info = summary(spool)
             name = info["run_name"] or info["run_id"] or spool.spool_id
+            if deadline.is_set():
+                problems.append(f"{name}: not tried, the time limit of {args.timeout:g} s passed")
+                continue
             if not ours:
                 lines.append(f"{name}: skipped, still being written by a running process")
                 continue
@@ -95,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
                 problems.append(f"{name}: {shown} unreachable")
                 lines.append(f"{name}: {shown} unreachable; kept {pending}")
                 continue
-            outcome = replay(spool, uri, search=True)
+            outcome = replay(spool, uri, search=True, stop=deadline.is_set)
             text = (
                 f"{name}: uploaded {outcome.metrics} metric values and {outcome.events} "
                 f"other records into run {outcome.run_id}"

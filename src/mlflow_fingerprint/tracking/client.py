@@ -67,7 +67,7 @@ def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     threading.Thread(target=run, name=f"{THREAD_PREFIX}call", daemon=True).start()
     while not done.wait(0.1):
         if stop.is_set():
-            raise Unreachable("given up: the run closed while the store was not answering")
+            raise Unreachable(getattr(_local, "reason", None) or GIVEN_UP)
     if "error" in box:
         raise box["error"]
     return box["result"]
@@ -107,19 +107,22 @@ def unauthorized(status: int, message: str) -> str:
 _local = threading.local()
 
 
+GIVEN_UP = "given up: the run closed while the store was not answering"
+
+
 @contextmanager
-def abandon_on(stop: threading.Event) -> Iterator[None]:
+def abandon_on(stop: threading.Event, reason: str = GIVEN_UP) -> Iterator[None]:
     """Within this block, on this thread, a call still waiting on the store when ``stop`` is set
     is given up. This is what lets a closed run's uploader exit, and unlock its spool for
     ``fingerprint sync``, under a hung server. The call may still complete later; what ``sync``
     then sends again is stored once (metric values are deduplicated by MLflow's SQL stores, tags,
     params, artifacts and the status are overwritten alike, and a run is looked up by its spool
-    id before one is created)."""
-    _local.stop = stop
+    id before one is created). ``reason`` is what the given-up call raises (``Unreachable``)."""
+    _local.stop, _local.reason = stop, reason
     try:
         yield
     finally:
-        _local.stop = None
+        _local.stop = _local.reason = None
 
 
 def is_remote(uri: str) -> bool:
