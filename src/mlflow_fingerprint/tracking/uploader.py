@@ -21,6 +21,7 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import logging
+import os
 import posixpath
 import threading
 import time
@@ -70,6 +71,7 @@ class RunWriter:
         self._bad_keys: set[str] = set()
         self._release_lock = threading.Lock()
         self._closed = self._released = self._uploader_done = False
+        self._pid = os.getpid()  # a forked child sees another: it has none of our threads
         self._lock = spool.locked()
         if not self._lock.__enter__():
             raise RuntimeError(f"spool {spool.path} is already being written")
@@ -94,10 +96,34 @@ class RunWriter:
         for refusal in checked.refused:
             self.warn_once(f"refused:{refusal.kind}", refusal.message)
         ts = now_ms()
+        if os.getpid() != self._pid:  # a forked child (a DataLoader worker): no threads of ours
+            self._log_from_fork(checked.values, checked.step, ts)
+            return
         for key, number in checked.values:
             self._queue.append((key, number, checked.step, ts))
         if not self._spool_wake.is_set():
             self._spool_wake.set()
+
+    def _log_from_fork(self, values: list[tuple[str, float]], step: int | None, ts: int) -> None:
+        """Deliver values logged in a forked child (``__getitem__``, ``worker_init_fn`` of a
+        DataLoader worker) that inherited this writer but none of its threads: appended straight
+        to the spool, one ``O_APPEND`` write each (atomic among processes), where the parent's
+        uploader picks them up. Refused with one warning where the spool lives in memory."""
+        lines = [encode(Metric(k, v, step, ts)) for k, v in values if valid_key(k)]
+        if not lines:
+            return
+        if self.spool.full is not None:
+            self.warn_once(
+                "fork",
+                "values logged in a forked process (e.g. a DataLoader worker) are not logged: "
+                "this run's spool is in memory (its disk refused writes); log them in the "
+                "training process instead",
+            )
+            return
+        try:
+            self.spool.append(lines)
+        except OSError as exc:
+            self.warn_once("fork", f"values logged in a forked process are not logged: {exc}")
 
     def record(self, event: Event, data: Callable[[], bytes] | None = None) -> None:
         """Queue a non-metric event, in order with the metrics; ``data`` produces an artifact's
@@ -396,6 +422,8 @@ def send_to_run(
 def _close_all() -> None:
     """Flush every open writer at normal interpreter exit (each within CLOSE_TIMEOUT_S)."""
     for writer in list(_OPEN):
+        if writer._pid != os.getpid():  # inherited by a fork: the parent closes it
+            continue
         try:
             writer.close(CLOSE_TIMEOUT_S)
         except Exception as exc:  # exit must go on whatever a writer does
