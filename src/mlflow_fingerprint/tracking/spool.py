@@ -36,7 +36,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from . import liveness
 
@@ -180,35 +180,39 @@ class Spool:
         best = self._memory_ack
         if not path.exists():
             return best
-        for line in path.read_bytes().splitlines():
+        size = self.size()
+        with contextlib.ExitStack() as stack:
             try:
-                entry = json.loads(line)
-                offset = int(entry.get("offset", 0))
-                run_id = entry.get("run_id")
-            except (ValueError, TypeError, AttributeError):
-                self._note(f"{ACKS}: a damaged line was ignored")
-                continue
-            if not self._record_end(offset):
-                self._note(f"{ACKS}: offset {offset} is no record's end; ignored")
-                continue
-            if offset >= best.offset:
-                best = Ack(offset, run_id if isinstance(run_id, str) else best.run_id)
+                events = stack.enter_context(open(self.path / EVENTS, "rb"))
+            except OSError:
+                return best
+            for line in path.read_bytes().splitlines():
+                try:
+                    entry = json.loads(line)
+                    offset = int(entry.get("offset", 0))
+                    run_id = entry.get("run_id")
+                except (ValueError, TypeError, AttributeError):
+                    self._note(f"{ACKS}: a damaged line was ignored")
+                    continue
+                if offset < best.offset:
+                    continue  # an earlier acknowledgement: already passed
+                if not self._record_end(events, offset, size):
+                    self._note(f"{ACKS}: offset {offset} is no record's end; ignored")
+                    continue
+                if offset >= best.offset:
+                    best = Ack(offset, run_id if isinstance(run_id, str) else best.run_id)
         return best
 
-    def _record_end(self, offset: int) -> bool:
+    def _record_end(self, events: BinaryIO, offset: int, size: int) -> bool:
         """Whether ``offset`` is 0 or just after a newline of the records (disk or memory)."""
         if offset == 0:
             return True
-        if offset < 0 or offset > self.size():
+        if offset < 0 or offset > size:
             return False
         if self.full is not None and offset > self._disk_end:
             return True  # in the in-memory records, which only this process wrote
-        try:
-            with open(self.path / EVENTS, "rb") as f:
-                f.seek(offset - 1)
-                return f.read(1) == b"\n"
-        except OSError:
-            return False
+        events.seek(offset - 1)
+        return events.read(1) == b"\n"
 
     def _note(self, problem: str) -> None:
         if problem not in self.damage:
