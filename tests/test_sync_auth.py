@@ -53,18 +53,21 @@ def test_a_window_of_401s_mid_run_loses_nothing(
 ) -> None:
     writer = open_run(proxy.url(), spool_dir, "window")
     logged = []
-    for step in range(200):
-        if step == 50:  # the gateway refuses every request for 3 s, mid-run
-            proxy.deny = True
-            threading.Timer(3.0, lambda: setattr(proxy, "deny", False)).start()
-        writer.log_metrics({"loss": step / 200}, step)
-        logged.append((step, step / 200))
-        time.sleep(0.01)
-    time.sleep(3.2 - 1.5)  # the window is over
-    writer.record(End("FINISHED", now_ms()))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for step in range(200):
+            if step == 50:  # the gateway refuses every request for 3 s, mid-run
+                proxy.deny = True
+                threading.Timer(3.0, lambda: setattr(proxy, "deny", False)).start()
+            writer.log_metrics({"loss": step / 200}, step)
+            logged.append((step, step / 200))
+            time.sleep(0.01)
+        time.sleep(3.2 - 1.5)  # the window is over
+        writer.record(End("FINISHED", now_ms()))
         assert writer.close(60)
+    said = [str(w.message) for w in caught]
+    assert any("refuses the credentials" in m and "401" in m for m in said), said
+    assert not any(PASSWORD in m for m in said)
     assert proxy.refused > 0  # the window did refuse requests
     run_id = run_named(mlflow_server, "window")
     assert exactly_once_problems(MlflowClient(mlflow_server), run_id, {"loss": logged}) == []

@@ -60,6 +60,7 @@ class Outcome:
     pending: int = 0
     error: str | None = None
     stuck: str | None = None
+    unauthorized: bool = False  # the error is the store refusing our credentials (401/403)
 
     @property
     def caught_up(self) -> bool:
@@ -176,7 +177,7 @@ def replay(
     c = io.client(uri)
     i = 0
 
-    def outcome(**stopped: str) -> Outcome:
+    def outcome(**stopped: Any) -> Outcome:
         return Outcome(run_id, metrics, events, tuple(rejected), len(records) - i, **stopped)
 
     while i < len(records) and not stop():
@@ -214,7 +215,7 @@ def replay(
                 spool.quarantine(refused, str(exc))
             spool.ack(records[nxt - 1][0], run_id, note=f"quarantined: {exc}")
         except io.Unreachable as exc:
-            return outcome(error=str(exc))
+            return outcome(error=str(exc), unauthorized=isinstance(exc, io.Unauthorized))
         i = nxt
     return outcome()
 

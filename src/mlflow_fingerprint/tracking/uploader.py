@@ -67,6 +67,7 @@ class RunWriter:
         self._pass_count = 0
         self._last_error: str | None = None
         self._stuck = False  # the last pass stopped for this spool's sake, not the store's
+        self._unauthorized = False  # the last pass was refused for its credentials (401/403)
         self._warned: set[str] = set()
         self._bad_keys: set[str] = set()
         self._release_lock = threading.Lock()
@@ -219,13 +220,14 @@ class RunWriter:
     def _offline_message(self) -> str:
         reason = self._last_error or "no answer in time"
         uri = strip_url_credentials(self.uri)
+        state = "refuses the credentials" if self._unauthorized else "is not answering"
         if self._stuck:
             return (
                 f"this run cannot be uploaded to {uri}: {reason}; its fingerprint and metrics "
                 f"are kept in {self.spool.path}, for `fingerprint sync` once that is fixed."
             )
         return (
-            f"tracking server {uri} is not answering ({reason}); training "
+            f"tracking server {uri} {state} ({reason}); training "
             f"goes on and this run's fingerprint and metrics are kept in {self.spool.path}. "
             "They are uploaded when the server answers again; if this process ends first, "
             "run `fingerprint sync`."
@@ -319,6 +321,7 @@ class RunWriter:
                 f"{self.spool.path} (`fingerprint sync` shows it)",
             )
         self._stuck = outcome.stuck is not None
+        self._unauthorized = outcome.unauthorized
         return outcome.error or outcome.stuck
 
     def _upload_loop(self) -> None:
