@@ -24,11 +24,12 @@ from mlflow_fingerprint.tracking.uploader import RunWriter, now_ms
 pytestmark = pytest.mark.slow
 
 USER, PASSWORD = "trainer", "pw-Zq81-not-in-any-file"
+TOKEN = "tok-Hh27-not-in-any-file"
 
 
 @pytest.fixture
 def proxy(mlflow_server: str) -> Iterator[AuthProxy]:
-    gateway = AuthProxy(mlflow_server, USER, PASSWORD).start()
+    gateway = AuthProxy(mlflow_server, USER, PASSWORD, TOKEN).start()
     yield gateway
     gateway.stop()
 
@@ -74,7 +75,7 @@ def test_a_window_of_401s_mid_run_loses_nothing(
     assert MlflowClient(mlflow_server).get_run(run_id).info.status == "FINISHED"
 
 
-@pytest.mark.parametrize("given", ["env", "uri"])
+@pytest.mark.parametrize("given", ["env", "bearer", "uri"])
 def test_sync_takes_credentials_as_mlflow_does_and_keeps_the_spool_without_them(
     mlflow_server: str,
     proxy: AuthProxy,
@@ -112,10 +113,14 @@ def test_sync_takes_credentials_as_mlflow_does_and_keeps_the_spool_without_them(
         monkeypatch.setenv("MLFLOW_TRACKING_USERNAME", USER)
         monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", PASSWORD)
         assert cli(["sync"]) == 0
+    elif given == "bearer":  # MLFLOW_TRACKING_TOKEN
+        monkeypatch.setenv("MLFLOW_TRACKING_TOKEN", TOKEN)
+        assert cli(["sync"]) == 0
     else:
         assert cli(["sync", "--tracking-uri", proxy.url()]) == 0
     out = capfd.readouterr().out
     assert PASSWORD not in out
+    assert TOKEN not in out
     assert not spool.path.exists()
     run_id = run_named(mlflow_server, f"spooled-{given}")
     assert exactly_once_problems(MlflowClient(mlflow_server), run_id, {"loss": logged}) == []
