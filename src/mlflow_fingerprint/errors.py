@@ -8,10 +8,14 @@ The hierarchy, and what a caller does with each::
         ├── ResolveError          a reference that leads to no fingerprint: unknown run, run
         │                         without a record, unreadable file, unreachable store
         └── ReplayError           an NVML recording that cannot be replayed
+    RuntimeError
+    └── RunNotStarted             the run cannot start (a deleted experiment): raised before
+                                  train() runs, with one line saying why
     Exception
     ├── UsageError                a bad command line or environment; one line, exit 2
-    ├── BadEvent                  a spool record that is no event: refused by the replay, skipped
+    ├── BadEvent                  a spool record that is no event: refused by the replay, kept
     ├── Unreachable               the store did not answer (or answered 5xx): keep and retry later
+    │   └── Unauthorized          401/403: the credentials were refused; keep and retry with others
     └── Rejected                  the store answered and refused: retrying cannot help
     UserWarning
     ├── FingerprintWarning        something the user should hear once (server unreachable,
@@ -42,6 +46,12 @@ class ReplayError(FingerprintError):
     """An NVML recording that cannot be replayed; the message is one line meant for a user."""
 
 
+class RunNotStarted(RuntimeError):
+    """The store refused to start the run for a reason retrying cannot fix (a deleted experiment,
+    a refused name): raised by the decorator before training, as MLflow's ``set_experiment``
+    raises, rather than training for hours into a run that can never be stored."""
+
+
 class UsageError(Exception):
     """Bad input or an unreachable store at the command line: the message is the whole story."""
 
@@ -53,6 +63,11 @@ class BadEvent(Exception):
 
 class Unreachable(Exception):
     """The store did not answer (or answered with a server error): retry later."""
+
+
+class Unauthorized(Unreachable):
+    """The store refused our credentials (401/403): keep the data, retry when they are fixed (a
+    rotated token, an auth gateway restarting); never a reason to drop a record."""
 
 
 class Rejected(Exception):

@@ -28,6 +28,7 @@ import re
 import string
 import time
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from functools import lru_cache, partial
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -102,15 +103,29 @@ def _detectors() -> tuple[tuple[re.Pattern[str], ...], tuple[Gated, ...], Any]:
     ones with their gates; and detect-secrets' keyword detector. Loaded once. Left out: the
     public-IP detector (an address is no secret) and the Cloudant, IBM and SoftLayer ones, whose
     patterns have no literal to gate on and cost over 100 ms a megabyte each; a key given to
-    such a name is still masked by the keyword rules.
+    such a name is still masked by the keyword rules."""
+    with _warnings_left_alone():
+        return _load_detectors()
 
-    detect-secrets turns ``logging.captureWarnings`` on when its logger is made (at import): every
-    warning of the user's process would then go to an unconfigured logger and vanish. What it
-    changed is put back, so importing it changes nothing of the user's process."""
+
+@contextmanager
+def _warnings_left_alone() -> Iterator[None]:
+    """detect-secrets calls ``logging.captureWarnings(True)`` when imported, which sends every
+    warning of the process to logging: the user's ``warnings`` filters and
+    ``catch_warnings(record=True)`` would no longer see ours (or anyone's). Undone here, unless
+    the process had asked for it itself."""
     import logging
     import warnings
 
-    shown_by = warnings.showwarning
+    before = warnings.showwarning
+    try:
+        yield
+    finally:
+        if warnings.showwarning is not before:
+            logging.captureWarnings(False)
+
+
+def _load_detectors() -> tuple[tuple[re.Pattern[str], ...], tuple[Gated, ...], Any]:
     from detect_secrets.plugins import (
         artifactory,
         aws,
@@ -134,8 +149,6 @@ def _detectors() -> tuple[tuple[re.Pattern[str], ...], tuple[Gated, ...], Any]:
         twilio,
     )
 
-    if warnings.showwarning is not shown_by:
-        logging.captureWarnings(False)  # back to the user's own ``showwarning``
     detectors = (
         artifactory.ArtifactoryDetector,
         aws.AWSKeyDetector,

@@ -26,6 +26,7 @@ GATHER_TIMEOUT = "MLFLOW_FINGERPRINT_GATHER_TIMEOUT"
 GIT_DIFF = "MLFLOW_FINGERPRINT_GIT_DIFF"
 DISABLE = "MLFLOW_FINGERPRINT_DISABLE"
 QUIET = "MLFLOW_FINGERPRINT_QUIET"
+REQUEST_TIMEOUT = "MLFLOW_FINGERPRINT_REQUEST_TIMEOUT"
 
 DiffMode = Literal["redacted", "off"]
 # Above this size the diff is not stored, only its digest: scanning it for secrets costs about a
@@ -48,6 +49,8 @@ class Settings:
     git_diff_cap_bytes: int = DEFAULT_DIFF_CAP_BYTES
     disabled: bool = False
     quiet: bool = False  # no closing line with the run id and the diff command
+    # How long a command (show, diff, find, sync) waits for one answer of a tracking server.
+    request_timeout_s: float = 5.0
 
 
 def _seconds(text: str) -> float:
@@ -110,4 +113,5 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
         git_diff_cap_bytes=cap,
         disabled=_read(env, DISABLE, _flag, base.disabled),
         quiet=_read(env, QUIET, _flag, base.quiet),
+        request_timeout_s=_read(env, REQUEST_TIMEOUT, _seconds, base.request_timeout_s),
     )

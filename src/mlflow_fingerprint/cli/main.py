@@ -113,6 +113,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--spool-dir", metavar="DIR", help="spool directory (default: the standard one)")
     p.add_argument("--dry-run", action="store_true", help="list what would be uploaded")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="stop after this long in all, keeping what is left for the next sync (default 300); "
+        "one request waits at most $MLFLOW_FINGERPRINT_REQUEST_TIMEOUT (default 5 s)",
+    )
     return parser
 
 

@@ -35,7 +35,7 @@ from ..capture import RunInfo, capture
 from ..capture.context import DeterminismRequest
 from ..capture.program import call_arguments
 from ..capture.seeds import rng_state_digests
-from ..errors import warn
+from ..errors import RunNotStarted, warn
 from ..model.fingerprint import Fingerprint
 from ..model.vocabulary import MetricsMode
 from ..redact import redact_text, secret_env_values, strip_url_credentials
@@ -44,6 +44,7 @@ from ..tracking import tags as tagging
 from ..tracking import uploader as metrics
 from ..tracking.events import CreateRun, End, JoinRun, Status
 from ..tracking.spool import open_spool
+from ..tracking.values import storable
 from . import current, publish, ranks
 from .loaders import LoaderRecorder, find_loaders
 from .seeding import (
@@ -130,18 +131,13 @@ def _warn(message: str) -> None:
     warn(f"mlflow-fingerprint: {message}")
 
 
-def _is_number(value: Any) -> bool:
-    """A Python or numpy number, or a one-element tensor/array; not a bool."""
-    if isinstance(value, bool):
-        return False
-    return isinstance(value, int | float) or getattr(value, "ndim", None) == 0
-
-
 def _final_metrics(result: Any) -> dict[str, float]:
-    """The numbers of a returned dict; anything else in it is not a metric."""
+    """The storable numbers of a returned dict (``tracking.values.storable``); anything else in it
+    (a string, an array of text, a complex number, a number too large for a float) is not a
+    metric and is left out without a word: a returned dict is not only metrics."""
     if not isinstance(result, Mapping):
         return {}
-    return {str(k): float(v) for k, v in result.items() if _is_number(v)}
+    return dict(storable(result, None).values)
 
 
 @dataclass(frozen=True)
@@ -266,6 +262,10 @@ class FingerprintRun:
         else:
             try:
                 self._record_start(mlflow, uri, group)
+            except RunNotStarted:
+                recorder.stop()
+                determinism.undo()
+                raise
             except Exception as exc:  # without a writer, close() only restores what open() did
                 _warn(f"recording the start of this run failed: {type(exc).__name__}: {exc}")
             if group is not None:
@@ -319,6 +319,10 @@ class FingerprintRun:
         self._publish(fp, "start")
         writer.drain()
         if not writer.wait_started(_start_timeout(o.start_timeout_s, uri)):
+            if writer.stuck is not None:  # e.g. a deleted experiment: say so before training
+                self._rec = None
+                writer.discard()
+                raise RunNotStarted(f"mlflow-fingerprint: the run cannot start: {writer.stuck}")
             writer.warn_offline()
         elif writer.run is not None and not rec.joined:
             rec.attached = self._attach(mlflow, writer.run, uri)
@@ -481,6 +485,16 @@ class FingerprintRun:
                     _announce(rec.writer, self.options)
 
     def _finish(self, rec: _Recording, exc: BaseException | None, result: Any) -> None:
+        """Record what the run ended with, then its end: whatever fails in the first part (a
+        capture, a value that cannot be stored), the run still ends FINISHED/FAILED/KILLED."""
+        try:
+            self._finish_records(rec, result)
+        except Exception as error:
+            _warn(f"could not record the end of the run: {type(error).__name__}: {error}")
+        finally:
+            self._finish_status(rec, exc)
+
+    def _finish_records(self, rec: _Recording, result: Any) -> None:
         writer = rec.writer
         final = _final_metrics(result)
         if final:
@@ -506,6 +520,9 @@ class FingerprintRun:
                 layout.ARTIFACT_DIR, layout.RUN_FILE, lambda: _json(self._wrapper_record())
             )
         )
+
+    def _finish_status(self, rec: _Recording, exc: BaseException | None) -> None:
+        writer = rec.writer
         status: Status = "FINISHED"
         if isinstance(exc, KeyboardInterrupt):
             status = "KILLED"

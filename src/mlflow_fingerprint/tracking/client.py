@@ -2,10 +2,13 @@
 or ``fingerprint sync``), never on the training thread.
 
 Failures come out as one of two exceptions, because they need opposite handling:
-:class:`Unreachable` (connection refused, timeout, 5xx, a locked database: keep the data, try again
-later) and :class:`Rejected` (the store answered and said no, e.g. an invalid key: retrying would
-fail forever, so the record is acknowledged as refused and skipped). "No such run" (404) counts as
-Unreachable: it means the wrong store (or a deleted run), and skipping would throw the data away.
+:class:`Unreachable` (connection refused, timeout, 5xx, a locked database, and :class:`Unauthorized`
+for 401/403: keep the data, try again later) and :class:`Rejected` (the store answered that the
+record itself is invalid: retrying would fail forever, so the record is quarantined in the spool
+with the reason and skipped). "No such run" (404) counts as Unreachable: it means the wrong store
+(or a deleted run), and skipping would throw the data away. Credentials are MLflow's own
+(``MLFLOW_TRACKING_USERNAME``/``PASSWORD``, ``MLFLOW_TRACKING_TOKEN``, or ``user:password@`` in
+the URI): MLflow's client reads them on every request.
 
 MLflow's own HTTP client retries a refused connection for minutes with exponential back-off; a
 quick ``/health`` probe with no retries (:func:`reachable`) before each upload pass keeps the
@@ -14,6 +17,7 @@ uploader from sitting in those retries when the server is simply gone.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import urllib.error
@@ -29,8 +33,8 @@ from mlflow.tracking import MlflowClient
 
 from .. import layout
 from ..capture.reading import first_line
-from ..errors import Rejected, Unreachable
-from ..redact import strip_url_credentials
+from ..errors import Rejected, Unauthorized, Unreachable
+from ..redact import URL_USERINFO, strip_url_credentials
 from . import events
 
 T = TypeVar("T")
@@ -63,7 +67,7 @@ def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     threading.Thread(target=run, name=f"{THREAD_PREFIX}call", daemon=True).start()
     while not done.wait(0.1):
         if stop.is_set():
-            raise Unreachable("given up: the run closed while the store was not answering")
+            raise Unreachable(getattr(_local, "reason", None) or GIVEN_UP)
     if "error" in box:
         raise box["error"]
     return box["result"]
@@ -75,29 +79,50 @@ def _translated(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     except MlflowException as exc:
         status = exc.get_http_status_code()
         message = first_line(exc, 300)
+        if status in AUTH_STATUSES:
+            raise Unauthorized(unauthorized(status, message)) from None
         if 400 <= status < 500 and status not in (404, 408, 429):
             raise Rejected(message) from None
         raise Unreachable(message) from None
     except Exception as exc:  # requests/OSError/sqlalchemy errors: the store is not usable now
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+        if status in AUTH_STATUSES:  # an artifact upload's HTTPError
+            raise Unauthorized(unauthorized(status, first_line(exc, 300))) from None
         raise Unreachable(f"{type(exc).__name__}: {first_line(exc, 300)}") from None
+
+
+AUTH_STATUSES = (401, 403)
+
+
+def unauthorized(status: int, message: str) -> str:
+    """Why a call was refused for its credentials, and how MLflow takes them."""
+    shown = URL_USERINFO.sub(lambda m: m.group("scheme"), message)
+    return (
+        f"not authorized ({status}): {shown}; give credentials as "
+        "MLflow takes them: MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD, "
+        "MLFLOW_TRACKING_TOKEN, or user:password@ in the tracking URI"
+    )
 
 
 _local = threading.local()
 
 
+GIVEN_UP = "given up: the run closed while the store was not answering"
+
+
 @contextmanager
-def abandon_on(stop: threading.Event) -> Iterator[None]:
+def abandon_on(stop: threading.Event, reason: str = GIVEN_UP) -> Iterator[None]:
     """Within this block, on this thread, a call still waiting on the store when ``stop`` is set
     is given up. This is what lets a closed run's uploader exit, and unlock its spool for
     ``fingerprint sync``, under a hung server. The call may still complete later; what ``sync``
     then sends again is stored once (metric values are deduplicated by MLflow's SQL stores, tags,
     params, artifacts and the status are overwritten alike, and a run is looked up by its spool
-    id before one is created)."""
-    _local.stop = stop
+    id before one is created). ``reason`` is what the given-up call raises (``Unreachable``)."""
+    _local.stop, _local.reason = stop, reason
     try:
         yield
     finally:
-        _local.stop = None
+        _local.stop = _local.reason = None
 
 
 def is_remote(uri: str) -> bool:
@@ -157,6 +182,11 @@ def resolve_experiment(c: MlflowClient, name: str | None, experiment_id: str | N
         mark_training(c, experiment_id)
         return experiment_id
     found = call(c.get_experiment_by_name, name)
+    if found is not None and found.lifecycle_stage == "deleted":
+        raise Rejected(
+            f"experiment {name!r} is deleted; restore it (`mlflow experiments restore`) or delete "
+            "it permanently to create a new one under that name"
+        )
     if found is None:
         try:
             return call(
@@ -292,12 +322,52 @@ def chunks(items: Sequence[T], size: int) -> Iterable[Sequence[T]]:
 def fluent_attach(run: Any) -> bool:
     """Make ``run`` this thread's active fluent run, as ``mlflow.start_run`` would, so the user's
     own ``mlflow.log_*`` calls inside train() land in it. Done without a network call (the run was
-    created by the uploader); False where this MLflow keeps its run stack elsewhere."""
+    created by the uploader); False where this MLflow keeps its run stack elsewhere.
+
+    A plain ``mlflow.start_run()`` inside train() then opens a child run nested under it (see
+    :func:`_nesting_start_run`), as the same code does under any outer ``start_run``."""
     stack = _this_thread_stack()
     if stack is None:
         return False
+    _install_nesting()
+    _ATTACHED.add(run.info.run_id)
     stack.append(mlflow.ActiveRun(run))
     return True
+
+
+# Runs this package put on a fluent stack (fluent_attach), until fluent_detach takes them off.
+_ATTACHED: set[str] = set()
+_START_RUN: list[Callable[..., Any]] = []  # MLflow's own start_run, once replaced
+_NESTED_POSITION = 3  # start_run(run_id, experiment_id, run_name, nested, ...)
+
+
+def _nesting_start_run(*args: Any, **kwargs: Any) -> Any:
+    """``mlflow.start_run`` as MLflow defines it, except that a new run started (no ``run_id``)
+    while the top of this thread's stack is a decorator's run is nested under it: undecorated,
+    the same ``with mlflow.start_run():`` works, and a decorator must not break it. Anything
+    else (another active run, an explicit ``nested=``/``run_id``) is MLflow's own behaviour.
+    The child goes into its parent's experiment unless one is named."""
+    stack = _this_thread_stack()
+    resumes = kwargs.get("run_id") is not None or (args and args[0] is not None)
+    explicit = "nested" in kwargs or len(args) > _NESTED_POSITION
+    if stack and not resumes and not explicit and stack[-1].info.run_id in _ATTACHED:
+        kwargs["nested"] = True
+        if len(args) < 2 and kwargs.get("experiment_id") is None:  # a child shows under its parent
+            kwargs["experiment_id"] = stack[-1].info.experiment_id
+    return _START_RUN[0](*args, **kwargs)
+
+
+def _install_nesting() -> None:
+    """Put :func:`_nesting_start_run` in place of ``mlflow.start_run`` (once per process)."""
+    from mlflow.tracking import fluent
+
+    with _filter_installed:
+        if _START_RUN:
+            return
+        _START_RUN.append(fluent.start_run)
+        functools.update_wrapper(_nesting_start_run, fluent.start_run)
+        fluent.start_run = _nesting_start_run
+        mlflow.start_run = _nesting_start_run
 
 
 def fluent_detach(run_id: str) -> None:
@@ -307,6 +377,7 @@ def fluent_detach(run_id: str) -> None:
     from mlflow.tracking import fluent
 
     stack = _this_thread_stack()
+    _ATTACHED.discard(run_id)
     if stack and stack[-1].info.run_id == run_id:
         stack.pop()
     last = getattr(fluent, "_last_active_run_id", None)

@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Literal
 
 from .. import layout
 from ..errors import BadEvent
+from ..redact import strip_url_credentials
 from .spool import encode as spool_line
 
 Kind = layout.EventKind
@@ -120,7 +121,7 @@ def to_record(event: Event) -> dict[str, Any]:
                 "t": event.timestamp,
             }
         case JoinRun():
-            return {"e": event.kind, "run_id": event.run_id, "tracking_uri": event.tracking_uri}
+            return {"e": event.kind, "run_id": event.run_id, "tracking_uri": _bare(event)}
         case CreateRun():
             return {
                 "e": event.kind,
@@ -130,7 +131,7 @@ def to_record(event: Event) -> dict[str, Any]:
                 "run_name": event.run_name,
                 "tags": dict(event.tags),
                 "start_time": event.start_time,
-                "tracking_uri": event.tracking_uri,
+                "tracking_uri": _bare(event),
             }
         case Tags():
             return {"e": event.kind, "tags": dict(event.tags)}
@@ -141,6 +142,12 @@ def to_record(event: Event) -> dict[str, Any]:
         case End():
             return {"e": event.kind, "status": event.status, "end_time": event.end_time}
     raise TypeError(f"not a spool event: {event!r}")
+
+
+def _bare(event: JoinRun | CreateRun) -> str | None:
+    """The run's URI without credentials: they are never written to the spool (``sync`` takes
+    them from MLflow's variables or ``--tracking-uri``)."""
+    return strip_url_credentials(event.tracking_uri) if event.tracking_uri else None
 
 
 def encode(event: Event) -> bytes:

@@ -8,6 +8,9 @@ costs nothing but a later ``fingerprint sync``. One directory per run:
 - ``acks.jsonl``: what MLflow acknowledged, as the byte offset in ``events.jsonl`` up to which
   every record is stored, plus the run id; appended and fsync'd after each accepted call, so an
   acknowledged record is never sent again;
+- ``quarantine.jsonl``: records the store refused as invalid, each with the reason; a spool
+  holding any is never deleted (nothing the store has not acknowledged is), and ``sync`` shows
+  them until the user removes the spool;
 - ``artifacts/``: the files the artifact records point to, written atomically;
 - ``lock``: held (``flock``) by the process still writing the run, so ``sync`` leaves it alone;
 - ``writer.json``: which process writes the run (pid, host, boot, start time), so that ``sync``
@@ -33,16 +36,18 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from . import liveness
 
 ENV_SPOOL = "MLFLOW_FINGERPRINT_SPOOL"
 EVENTS = "events.jsonl"
 ACKS = "acks.jsonl"
+QUARANTINE = "quarantine.jsonl"
 ARTIFACTS = "artifacts"
 LOCK = "lock"
 WRITER = "writer.json"
+FALLBACKS = "fallback-roots.jsonl"
 
 
 def spool_root() -> Path:
@@ -86,6 +91,7 @@ class Spool:
         self._memory_size = 0
         self._memory_ack = Ack()
         self._overflow: Path | None = None  # artifacts the spool's disk refused
+        self.damage: list[str] = []  # what was found damaged and ignored, for ``sync`` to say
 
     def __repr__(self) -> str:
         return f"Spool({str(self.path)!r})"
@@ -167,20 +173,77 @@ class Spool:
             return f.read(self._disk_end - offset).splitlines(keepends=True)
 
     def acked(self) -> Ack:
-        """The furthest acknowledgement; later lines win, damaged ones are ignored."""
+        """The furthest acknowledgement; later lines win. A damaged line, or an offset that is
+        not the end of a record of ``events.jsonl`` (past its end, or mid-line), is ignored and
+        said in ``damage``: trusting it could take unsent records for stored and delete them."""
         path = self.path / ACKS
         best = self._memory_ack
         if not path.exists():
             return best
-        for line in path.read_bytes().splitlines():
+        size = self.size()
+        with contextlib.ExitStack() as stack:
             try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            offset = int(entry.get("offset", 0))
-            if offset >= best.offset:
-                best = Ack(offset, entry.get("run_id") or best.run_id)
+                events = stack.enter_context(open(self.path / EVENTS, "rb"))
+            except OSError:
+                return best
+            for line in path.read_bytes().splitlines():
+                try:
+                    entry = json.loads(line)
+                    offset = int(entry.get("offset", 0))
+                    run_id = entry.get("run_id")
+                except (ValueError, TypeError, AttributeError):
+                    self._note(f"{ACKS}: a damaged line was ignored")
+                    continue
+                if offset < best.offset:
+                    continue  # an earlier acknowledgement: already passed
+                if not self._record_end(events, offset, size):
+                    self._note(f"{ACKS}: offset {offset} is no record's end; ignored")
+                    continue
+                if offset >= best.offset:
+                    best = Ack(offset, run_id if isinstance(run_id, str) else best.run_id)
         return best
+
+    def _record_end(self, events: BinaryIO, offset: int, size: int) -> bool:
+        """Whether ``offset`` is 0 or just after a newline of the records (disk or memory)."""
+        if offset == 0:
+            return True
+        if offset < 0 or offset > size:
+            return False
+        if self.full is not None and offset > self._disk_end:
+            return True  # in the in-memory records, which only this process wrote
+        events.seek(offset - 1)
+        return events.read(1) == b"\n"
+
+    def _note(self, problem: str) -> None:
+        if problem not in self.damage:
+            self.damage.append(problem)
+
+    def quarantine(self, record: Mapping[str, Any], reason: str) -> None:
+        """Keep a record the store refused as invalid, with the reason, for the user to see."""
+        entry = {"reason": reason, "record": dict(record), "time": time.time()}
+        with open(self.path / QUARANTINE, "ab") as f:
+            f.write(encode(entry))
+            f.flush()
+            os.fsync(f.fileno())
+
+    def quarantined(self) -> list[dict[str, Any]]:
+        """The refused records with their reasons (damaged lines shown as such)."""
+        try:
+            lines = (self.path / QUARANTINE).read_bytes().splitlines()
+        except OSError:
+            return []
+        found = []
+        for line in lines:
+            try:
+                found.append(json.loads(line))
+            except ValueError:
+                found.append({"reason": "a damaged quarantine line", "record": {}})
+        return found
+
+    def settled(self) -> bool:
+        """Whether the store acknowledged every record and refused none: only then may the spool
+        be deleted."""
+        return self.acked().offset >= self.size() and not (self.path / QUARANTINE).exists()
 
     def ack(self, offset: int, run_id: str | None, note: str | None = None) -> None:
         """Record an acknowledgement durably, or in memory where the disk refuses it."""
@@ -254,7 +317,8 @@ def _write_file(folder: Path, name: str, data: bytes) -> Path:
 
 
 def _records(lines: Iterable[bytes], offset: int) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Complete lines as (end offset, record); stops at a torn line, skips a damaged one."""
+    """Complete lines as (end offset, record); stops at a torn line. A damaged line comes out as
+    a record of no kind holding its text, so the replay quarantines it rather than lose it."""
     for line in lines:
         if not line.endswith(b"\n"):
             return
@@ -262,18 +326,65 @@ def _records(lines: Iterable[bytes], offset: int) -> Iterator[tuple[int, dict[st
         try:
             record = json.loads(line)
         except ValueError:
-            continue  # damaged on disk: skip it rather than block the run forever
+            record = None
+        if not isinstance(record, dict):
+            record = {"damaged": line.decode("utf-8", "replace")[:2000]}
         yield offset, record
 
 
 def open_spool(root: Path | None = None) -> tuple[Spool, str | None]:
     """A new spool under ``root``; where that cannot be created (full, read-only), one under a
-    temporary directory, with the reason to tell the user."""
+    temporary directory, remembered (:func:`fallback_roots`) so that ``fingerprint sync`` finds
+    it, with the reason to tell the user."""
     try:
         return Spool.create(root), None
     except OSError as exc:
         fallback = Path(tempfile.mkdtemp(prefix="mlflow-fingerprint-spool-"))
-        return Spool.create(fallback), f"cannot create the spool ({exc}); using {fallback}"
+        remembered = _remember_fallback(spool_root() if root is None else root, fallback)
+        how = "`fingerprint sync` finds it" if remembered else "run `fingerprint sync --spool-dir"
+        how += "" if remembered else f" {fallback}` to upload it"
+        return Spool.create(fallback), f"cannot create the spool ({exc}); using {fallback} ({how})"
+
+
+def _fallback_index() -> Path:
+    """Where the fallback roots are remembered: the user's cache, not the spool root (which is
+    the directory that could not be written)."""
+    return Path.home() / ".cache" / "mlflow-fingerprint" / FALLBACKS
+
+
+def _remember_fallback(root: Path, fallback: Path) -> bool:
+    """Note that spools meant for ``root`` went to ``fallback``; False if that cannot be noted."""
+    try:
+        index = _fallback_index()
+        index.parent.mkdir(parents=True, exist_ok=True)
+        with open(index, "ab") as f:
+            f.write(encode({"root": str(root), "fallback": str(fallback)}))
+            f.flush()
+            os.fsync(f.fileno())
+        return True
+    except OSError:
+        return False
+
+
+def fallback_roots(root: Path | None = None) -> list[Path]:
+    """The temporary roots that took spools meant for ``root`` (default: the configured root)
+    and still exist."""
+    root = spool_root() if root is None else root
+    try:
+        lines = _fallback_index().read_bytes().splitlines()
+    except OSError:
+        return []
+    found: list[Path] = []
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("root") == str(root):
+            path = Path(str(entry.get("fallback")))
+            if path.is_dir() and path not in found:
+                found.append(path)
+    return found
 
 
 def list_spools(root: Path | None = None) -> list[Spool]:

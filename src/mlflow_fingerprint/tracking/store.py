@@ -93,9 +93,21 @@ def first_line(exc: BaseException, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+HTTP_TIMEOUT = "MLFLOW_HTTP_REQUEST_TIMEOUT"
+# A server that took the connection and never answered (the read timed out, possibly after a
+# retry): not the same fault as one that refused the connection, and not the same fix.
+READ_TIMEOUTS = ("Read timed out", "ReadTimeout")
+
+
 def failure_reason(exc: BaseException) -> str:
-    """Why a store call failed, in a few words: a refused connection says just that."""
+    """Why a store call failed, in a few words: a refused connection or a timeout says so."""
     text = str(exc)
+    if any(marker in text for marker in READ_TIMEOUTS):
+        limit = os.environ.get(HTTP_TIMEOUT, "?")
+        return (
+            f"timed out: no answer within {limit} s "
+            "(MLFLOW_FINGERPRINT_REQUEST_TIMEOUT sets how long to wait)"
+        )
     if any(marker in text for marker in CONNECTION_FAILURES):
         return "could not connect"
     return first_line(exc)
@@ -155,10 +167,11 @@ def quote(value: str) -> str:
 
 # A command line must fail fast and quietly: MLflow's defaults retry an unreachable server for
 # minutes, log INFO lines and draw download progress bars on stderr. A user's own settings win.
+# A server that accepts connections but never answers costs at most about twice the request
+# timeout (one retry) plus the back-off: MLFLOW_FINGERPRINT_REQUEST_TIMEOUT (default 5 s) sets it.
 CLI_ENV_DEFAULTS = {
     "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1",
     "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
-    "MLFLOW_HTTP_REQUEST_TIMEOUT": "30",
     "MLFLOW_LOGGING_LEVEL": "WARNING",
     "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR": "false",
 }
@@ -173,6 +186,10 @@ def cli_defaults() -> None:
     _cli_mode = True
     for name, value in CLI_ENV_DEFAULTS.items():
         os.environ.setdefault(name, value)
+    from ..settings import settings
+
+    timeout = settings().request_timeout_s
+    os.environ.setdefault(HTTP_TIMEOUT, f"{timeout:g}")
 
 
 def read_artifact(mlflow_client: Any, run_id: str, path: str) -> bytes | None:

@@ -8,6 +8,11 @@ crash right after the call, or a call a closing run gave up on that completed la
 byte-identical (same key, value, step and time stamp), which MLflow's SQL stores deduplicate. A
 run is tagged with its spool id, and ``sync`` looks it up by that tag before creating one.
 
+Nothing is given up: a store that is down, answers 5xx or refuses our credentials stops the pass
+(retry later); a record the store refuses as invalid is quarantined in the spool with the reason
+(:meth:`.Spool.quarantine`); a spool whose run cannot be started (no readable start record, an
+experiment deleted) stops with the reason and keeps every record.
+
 A run whose writer died (SIGKILL, out of memory) has no end record and would stay RUNNING in
 MLflow for ever. When its writer is provably gone (:mod:`.liveness`), ``sync`` appends what the
 writer would have: tags saying who ended it and why, and an end record with status KILLED (MLflow's
@@ -36,13 +41,17 @@ from .events import (
     Tags,
     decode,
     encode,
+    to_record,
 )
 from .spool import Spool
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one replay pass did, and why it stopped if it stopped early."""
+    """What one replay pass did, and why it stopped if it stopped early: ``error`` when the store
+    is unavailable (unreachable, 5xx, not authorized: retry later), ``stuck`` when this spool
+    cannot go on whatever the store does (no readable start record, the run cannot be created).
+    ``rejected``: what the store refused as invalid, now quarantined in the spool."""
 
     run_id: str | None
     metrics: int = 0
@@ -50,10 +59,12 @@ class Outcome:
     rejected: tuple[str, ...] = ()
     pending: int = 0
     error: str | None = None
+    stuck: str | None = None
+    unauthorized: bool = False  # the error is the store refusing our credentials (401/403)
 
     @property
     def caught_up(self) -> bool:
-        return self.pending == 0 and self.error is None
+        return self.pending == 0 and self.error is None and self.stuck is None
 
 
 OnStart = Callable[[str, Any], None]
@@ -79,10 +90,13 @@ def _start(c: Any, event: JoinRun | CreateRun, search: bool) -> tuple[str, Any]:
     return run.info.run_id, run
 
 
-def _log_items(c: Any, run_id: str, kind: str, items: Mapping[str, str]) -> list[str]:
+Refusal = tuple[str, dict[str, Any]]  # (what and why, the record to quarantine)
+
+
+def _log_items(c: Any, run_id: str, kind: str, items: Mapping[str, str]) -> list[Refusal]:
     """Tags or params in batches; a refused batch is retried item by item so that one conflicting
     param (a value the user's run already holds) does not take the others down with it."""
-    refused: list[str] = []
+    refused: list[Refusal] = []
     keys = list(items)
     for part in io.chunks(keys, io.MAX_PARAMS_TAGS_PER_BATCH):
         batch = {k: items[k] for k in part}
@@ -93,11 +107,12 @@ def _log_items(c: Any, run_id: str, kind: str, items: Mapping[str, str]) -> list
                 try:
                     io.log_batch(c, run_id, **{kind: {key: value}})
                 except io.Rejected as exc:
-                    refused.append(f"{kind[:-1]} {key}: {exc}")
+                    one = Tags({key: value}) if kind == "tags" else Params({key: value})
+                    refused.append((f"{kind[:-1]} {key}: {exc}", to_record(one)))
     return refused
 
 
-Decoded = tuple[int, Event | BadEvent]  # (end offset, the event, or why the record is none)
+Decoded = tuple[int, Mapping[str, Any], Event | BadEvent]  # (end offset, record, event or why not)
 
 
 def _decoded_one(record: Mapping[str, Any]) -> Event | BadEvent:
@@ -108,7 +123,7 @@ def _decoded_one(record: Mapping[str, Any]) -> Event | BadEvent:
 
 
 def _decoded(spool: Spool, offset: int) -> list[Decoded]:
-    return [(end, _decoded_one(record)) for end, record in spool.read_from(offset)]
+    return [(end, record, _decoded_one(record)) for end, record in spool.read_from(offset)]
 
 
 def _metric_run(records: Sequence[Decoded], start: int) -> int:
@@ -116,14 +131,14 @@ def _metric_run(records: Sequence[Decoded], start: int) -> int:
     end = start
     while (
         end < len(records)
-        and isinstance(records[end][1], Metric)
+        and isinstance(records[end][2], Metric)
         and end - start < io.MAX_METRICS_PER_BATCH
     ):
         end += 1
     return end
 
 
-def _send(c: Any, spool: Spool, run_id: str, event: Event) -> list[str]:
+def _send(c: Any, spool: Spool, run_id: str, event: Event) -> list[Refusal]:
     """Send one non-metric, non-start event; what the store refused of it."""
     match event:
         case Tags():
@@ -131,7 +146,10 @@ def _send(c: Any, spool: Spool, run_id: str, event: Event) -> list[str]:
         case Params():
             return _log_items(c, run_id, "params", event.params)
         case Artifact():
-            io.log_artifact(c, run_id, str(spool.path / event.file), event.path)
+            local = spool.path / event.file
+            if not local.is_file():  # e.g. a cleaned /tmp overflow folder: no store can help
+                raise io.Rejected(f"its file {local} is missing")
+            io.log_artifact(c, run_id, str(local), event.path)
         case End():
             io.set_terminated(c, run_id, event.status, event.end_time)
         case _:  # starts and metrics are replay's own
@@ -158,37 +176,48 @@ def replay(
     rejected: list[str] = []
     c = io.client(uri)
     i = 0
+
+    def outcome(**stopped: Any) -> Outcome:
+        return Outcome(run_id, metrics, events, tuple(rejected), len(records) - i, **stopped)
+
     while i < len(records) and not stop():
-        offset, event = records[i]
+        offset, _, event = records[i]
         kind = event.kind if not isinstance(event, BadEvent) else "record"
         nxt = i + 1
         try:
-            if isinstance(event, BadEvent):
-                raise io.Rejected(str(event))
             if isinstance(event, JoinRun | CreateRun):
-                run_id, run = _start(c, event, search)
+                try:
+                    run_id, run = _start(c, event, search)
+                except io.Rejected as exc:  # e.g. a deleted experiment: keep all, say why
+                    return outcome(stuck=f"the store refused to start the run: {exc}")
                 if on_start is not None:
                     on_start(run_id, run)
             elif run_id is None:
-                raise io.Rejected(f"spool {spool.spool_id} has no start record before {kind!r}")
+                return outcome(stuck="no readable start record before the first records")
+            elif isinstance(event, BadEvent):
+                raise io.Rejected(str(event))
             elif isinstance(event, Metric):
                 nxt = _metric_run(records, i)
-                batch = [m for _, m in records[i:nxt] if isinstance(m, Metric)]
+                batch = [m for _, _, m in records[i:nxt] if isinstance(m, Metric)]
                 io.log_batch(c, run_id, metrics=batch)
                 offset = records[nxt - 1][0]
                 metrics += nxt - i
             else:
-                rejected += _send(c, spool, run_id, event)
+                for why, refused in _send(c, spool, run_id, event):
+                    rejected.append(f"{kind}: {why}")
+                    spool.quarantine(refused, why)
             if not isinstance(event, Metric):
                 events += 1
             spool.ack(offset, run_id)
         except io.Rejected as exc:
             rejected.append(f"{kind}: {exc}")
-            spool.ack(records[nxt - 1][0], run_id, note=f"refused: {exc}")
+            for _, refused, _ in records[i:nxt]:
+                spool.quarantine(refused, str(exc))
+            spool.ack(records[nxt - 1][0], run_id, note=f"quarantined: {exc}")
         except io.Unreachable as exc:
-            return Outcome(run_id, metrics, events, tuple(rejected), len(records) - i, str(exc))
+            return outcome(error=str(exc), unauthorized=isinstance(exc, io.Unauthorized))
         i = nxt
-    return Outcome(run_id, metrics, events, tuple(rejected), len(records) - i)
+    return outcome()
 
 
 @dataclass(frozen=True)
@@ -210,7 +239,7 @@ def unended(spool: Spool) -> Unended | None:
     (the user's ``mlflow.start_run``) leaves ending it to whoever started it."""
     start: CreateRun | JoinRun | None = None
     last_time = 0
-    for _, event in _decoded(spool, 0):
+    for _, _, event in _decoded(spool, 0):
         if isinstance(event, JoinRun | CreateRun) and start is None:
             start = event
         elif isinstance(event, End):
@@ -244,7 +273,7 @@ def summary(spool: Spool) -> dict[str, Any]:
     start = _decoded_one(first[1]) if first is not None else None
     created = start if isinstance(start, CreateRun) else None
     joined = start.run_id if isinstance(start, JoinRun) else None
-    pending = [event for _, event in _decoded(spool, acked.offset)]
+    pending = [event for _, _, event in _decoded(spool, acked.offset)]
     metrics = sum(isinstance(event, Metric) for event in pending)
     return {
         "spool_id": spool.spool_id,

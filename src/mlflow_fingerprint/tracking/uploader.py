@@ -1,8 +1,12 @@
 """Fast metric logging: the training thread appends to a deque and returns; two background threads
 do the rest.
 
-- the *spool* thread drains the deque every INTERVAL_S, writes the records to the run's spool in
-  one fsync'd append, and wakes the uploader;
+- the *spool* thread sleeps until ``log_metrics`` (or any record) wakes it, waits INTERVAL_S to
+  gather a batch, writes the records to the run's spool in one fsync'd append, and wakes the
+  uploader. So a value is on disk at most INTERVAL_S (50 ms) after ``log_metrics`` returns, plus
+  the time of that one write: a SIGKILL later than that cannot lose it. The wake-up is what makes
+  the bound hold after a quiet spell too (a timer that backs off while nothing is logged would
+  leave the first value after it in memory for up to the back-off);
 - the *uploader* thread replays the spool into MLflow (``sync.replay``), a batch of up to 1000
   values per ``log_batch`` call, and stops at the first sign of an outage, probing again every
   RETRY_S.
@@ -17,6 +21,7 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import logging
+import os
 import posixpath
 import threading
 import time
@@ -33,8 +38,8 @@ from .values import storable, valid_key
 
 _log = logging.getLogger("mlflow_fingerprint")
 
+# The durability bound: a value logged is on disk this long after the call, plus one write.
 INTERVAL_S = 0.05
-IDLE_S = 1.0
 RETRY_S = 5.0
 CLOSE_TIMEOUT_S = 30.0
 
@@ -53,16 +58,20 @@ class RunWriter:
         self.run: Any = None  # the Run object, when the uploader created it
         self._queue: deque[Any] = deque()
         self._disk = threading.Lock()
-        self._wake = threading.Event()
+        self._wake = threading.Event()  # the uploader's
+        self._spool_wake = threading.Event()  # the spool thread's: something is queued
         self._started = threading.Event()
         self._closing = threading.Event()
         self._passes = threading.Condition()
         self._pass_count = 0
         self._last_error: str | None = None
+        self._stuck = False  # the last pass stopped for this spool's sake, not the store's
+        self._unauthorized = False  # the last pass was refused for its credentials (401/403)
         self._warned: set[str] = set()
         self._bad_keys: set[str] = set()
         self._release_lock = threading.Lock()
         self._closed = self._released = self._uploader_done = False
+        self._pid = os.getpid()  # a forked child sees another: it has none of our threads
         self._lock = spool.locked()
         if not self._lock.__enter__():
             raise RuntimeError(f"spool {spool.path} is already being written")
@@ -87,18 +96,64 @@ class RunWriter:
         for refusal in checked.refused:
             self.warn_once(f"refused:{refusal.kind}", refusal.message)
         ts = now_ms()
+        if os.getpid() != self._pid:  # a forked child (a DataLoader worker): no threads of ours
+            self._log_from_fork(checked.values, checked.step, ts)
+            return
         for key, number in checked.values:
             self._queue.append((key, number, checked.step, ts))
+        if not self._spool_wake.is_set():
+            self._spool_wake.set()
+
+    def _log_from_fork(self, values: list[tuple[str, float]], step: int | None, ts: int) -> None:
+        """Deliver values logged in a forked child (``__getitem__``, ``worker_init_fn`` of a
+        DataLoader worker) that inherited this writer but none of its threads: appended straight
+        to the spool, one ``O_APPEND`` write each (atomic among processes), where the parent's
+        uploader picks them up. Refused with one warning where the spool lives in memory."""
+        lines = [encode(Metric(k, v, step, ts)) for k, v in values if valid_key(k)]
+        if not lines:
+            return
+        if self.spool.full is not None:
+            self.warn_once(
+                "fork",
+                "values logged in a forked process (e.g. a DataLoader worker) are not logged: "
+                "this run's spool is in memory (its disk refused writes); log them in the "
+                "training process instead",
+            )
+            return
+        try:
+            self.spool.append(lines)
+        except OSError as exc:
+            self.warn_once("fork", f"values logged in a forked process are not logged: {exc}")
 
     def record(self, event: Event, data: Callable[[], bytes] | None = None) -> None:
         """Queue a non-metric event, in order with the metrics; ``data`` produces an artifact's
         content, on the spool thread."""
         self._queue.append((event, data))
+        self._spool_wake.set()
 
     def wait_started(self, timeout_s: float) -> bool:
         """Wait until the uploader knows the run id or has found the store unreachable."""
         self._started.wait(timeout_s)
         return self.run_id is not None
+
+    @property
+    def stuck(self) -> str | None:
+        """Why this run cannot be uploaded whatever the store does (its start refused), if so."""
+        return self._last_error if self._stuck else None
+
+    def discard(self) -> None:
+        """Stop both threads and delete the spool: for a run refused before training began,
+        whose spool holds nothing but its start (the caller raises instead of training)."""
+        self._closing.set()
+        self._wake.set()
+        self._spool_wake.set()
+        self._spooler.join(timeout=5.0)
+        self._uploader.join(timeout=1.0)
+        _OPEN.discard(self)
+        with self._release_lock:
+            self._closed = self._released = True
+            self.spool.remove()
+            self._lock.__exit__(None, None, None)
 
     def flush(self, timeout_s: float) -> bool:
         """Write everything buffered to the spool now and wait (at most ``timeout_s``) until MLflow
@@ -127,6 +182,7 @@ class RunWriter:
         done = self.flush(timeout_s)
         self._closing.set()
         self._wake.set()
+        self._spool_wake.set()
         self._spooler.join(timeout=5.0)
         self._uploader.join(timeout=1.0)
         _OPEN.discard(self)
@@ -145,7 +201,7 @@ class RunWriter:
         if self._released:
             return
         self._released = True
-        if self.spool.acked().offset >= self.spool.size():
+        if self.spool.settled():
             self.spool.remove()
         self._lock.__exit__(None, None, None)
 
@@ -163,8 +219,14 @@ class RunWriter:
     def _offline_message(self) -> str:
         reason = self._last_error or "no answer in time"
         uri = strip_url_credentials(self.uri)
+        state = "refuses the credentials" if self._unauthorized else "is not answering"
+        if self._stuck:
+            return (
+                f"this run cannot be uploaded to {uri}: {reason}; its fingerprint and metrics "
+                f"are kept in {self.spool.path}, for `fingerprint sync` once that is fixed."
+            )
         return (
-            f"tracking server {uri} is not answering ({reason}); training "
+            f"tracking server {uri} {state} ({reason}); training "
             f"goes on and this run's fingerprint and metrics are kept in {self.spool.path}. "
             "They are uploaded when the server answers again; if this process ends first, "
             "run `fingerprint sync`."
@@ -221,19 +283,18 @@ class RunWriter:
         )
 
     def _spool_loop(self) -> None:
-        """Drain every INTERVAL_S while values arrive, backing off to IDLE_S when none do (a run
-        that logs nothing, e.g. one opened by the context provider, costs a wake-up a second)."""
-        interval = INTERVAL_S
+        """Sleep until something is queued, gather for INTERVAL_S, write it all in one append.
+        A run that logs nothing (e.g. one opened by the context provider) costs no wake-up."""
         while True:
-            closing = self._closing.wait(interval)
+            self._spool_wake.wait()
+            self._spool_wake.clear()  # before draining: a value queued after this wakes us again
+            closing = self._closing.wait(INTERVAL_S)
             try:
-                wrote = self.drain()
+                self.drain()
             except OSError as exc:  # disk full, spool removed: say so once, keep training
                 self.warn_once("disk", f"cannot write the spool {self.spool.path}: {exc}")
-                wrote = False
             if closing:
                 return
-            interval = INTERVAL_S if wrote else min(interval * 2, IDLE_S)
 
     # -- uploader thread ---------------------------------------------------------------------
 
@@ -253,8 +314,14 @@ class RunWriter:
             self.spool, self.uri, search=False, stop=self._closing.is_set, on_start=self._on_start
         )
         for refusal in outcome.rejected:
-            self.warn_once("rejected", f"the tracking store refused {refusal}")
-        return outcome.error
+            self.warn_once(
+                "rejected",
+                f"the tracking store refused {refusal}; kept with the reason in "
+                f"{self.spool.path} (`fingerprint sync` shows it)",
+            )
+        self._stuck = outcome.stuck is not None
+        self._unauthorized = outcome.unauthorized
+        return outcome.error or outcome.stuck
 
     def _upload_loop(self) -> None:
         from .client import abandon_on
@@ -287,7 +354,8 @@ class RunWriter:
                 self._passes.notify_all()
             if error:
                 self._started.set()  # the caller stops waiting for a run id: we are offline
-                self.warn_offline()
+                if not (self._stuck and self.run_id is None):  # the caller raises for that one
+                    self.warn_offline()
             wait = RETRY_S if error else None
 
 
@@ -356,6 +424,8 @@ def send_to_run(
 def _close_all() -> None:
     """Flush every open writer at normal interpreter exit (each within CLOSE_TIMEOUT_S)."""
     for writer in list(_OPEN):
+        if writer._pid != os.getpid():  # inherited by a fork: the parent closes it
+            continue
         try:
             writer.close(CLOSE_TIMEOUT_S)
         except Exception as exc:  # exit must go on whatever a writer does

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mlflow_fingerprint.tracking.spool import Spool, encode, list_spools, spool_root
+from mlflow_fingerprint.tracking.spool import Ack, Spool, encode, list_spools, spool_root
 
 
 def test_root_is_the_environment_variable_else_the_user_cache(
@@ -35,12 +35,12 @@ def test_records_read_back_in_order_from_any_offset(tmp_path: Path) -> None:
     assert list(spool.read_from(end)) == []
 
 
-def test_torn_and_damaged_lines_are_skipped(tmp_path: Path) -> None:
+def test_a_torn_line_is_skipped_and_a_damaged_one_kept_for_the_quarantine(tmp_path: Path) -> None:
     spool = Spool.create(tmp_path)
     spool.append([encode({"n": 1}), b"not json\n", encode({"n": 2})])
     with open(spool.path / "events.jsonl", "ab") as f:
         f.write(b'{"n": 3')  # a write cut short
-    assert [r["n"] for _, r in spool.read_from(0)] == [1, 2]
+    assert [r.get("n", r.get("damaged")) for _, r in spool.read_from(0)] == [1, "not json\n", 2]
 
 
 def test_acknowledgement_is_the_furthest_offset_and_keeps_the_run_id(tmp_path: Path) -> None:
@@ -54,6 +54,19 @@ def test_acknowledgement_is_the_furthest_offset_and_keeps_the_run_id(tmp_path: P
         f.write(b'{"offset": 99')
     assert spool.acked().offset == 30
     assert spool.acked().run_id == "run-1"
+
+
+def test_an_acknowledgement_that_is_no_records_end_is_ignored_and_said(tmp_path: Path) -> None:
+    spool = Spool.create(tmp_path)
+    end = spool.append([encode({"n": 1}), encode({"n": 2})])
+    first = len(encode({"n": 1}))
+    acks = [{"offset": first, "run_id": "r"}, {"offset": 10**9}, {"offset": first + 2}]
+    (spool.path / "acks.jsonl").write_bytes(b"".join(encode(a) for a in acks))
+    fresh = Spool(spool.path)  # as sync reads it: nothing acknowledged in this process's memory
+    assert fresh.acked() == Ack(first, "r")
+    assert not fresh.settled()
+    assert len(fresh.damage) == 2
+    assert end > first
 
 
 def test_the_writer_lock_excludes_another_process(tmp_path: Path) -> None:
