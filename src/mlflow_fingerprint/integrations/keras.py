@@ -148,7 +148,7 @@ class FingerprintCallback(keras.callbacks.Callback):
                 stage="train_start",
             )
         )
-        spool_id = active.data.tags.get(layout.TAG_SPOOL_ID)
+        spool_id = active.data.tags.get(layout.INTERNAL_SPOOL_ID)
         _record.replace_provider_pending(spool_id, self.fingerprint)
         self._writer = _record.record_into_run(
             active.info.run_id,
