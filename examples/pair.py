@@ -37,8 +37,9 @@ def live() -> bool:
 
 def child_env() -> dict[str, str]:
     """The environment of the training and diff processes: MLflow's INFO lines (creating the
-    store's tables, its migrations) left out unless the user asked for a log level."""
-    return {"MLFLOW_LOGGING_LEVEL": "WARNING", **os.environ}
+    store's tables, its migrations) left out unless the user asked for a log level, and the
+    decorator's closing line too (this script prints the diff commands itself)."""
+    return {"MLFLOW_LOGGING_LEVEL": "WARNING", "MLFLOW_FINGERPRINT_QUIET": "1", **os.environ}
 
 
 def train(
