@@ -319,10 +319,11 @@ class FingerprintRun:
         self._publish(fp, "start")
         writer.drain()
         if not writer.wait_started(_start_timeout(o.start_timeout_s, uri)):
-            if writer.stuck is not None:  # e.g. a deleted experiment: say so before training
+            stuck = writer.stuck  # read once: the uploader may clear it as the writer stops
+            if stuck is not None:  # e.g. a deleted experiment: say so before training
                 self._rec = None
                 writer.discard()
-                raise RunNotStarted(f"mlflow-fingerprint: the run cannot start: {writer.stuck}")
+                raise RunNotStarted(f"mlflow-fingerprint: the run cannot start: {stuck}")
             writer.warn_offline()
         elif writer.run is not None and not rec.joined:
             rec.attached = self._attach(mlflow, writer.run, uri)
