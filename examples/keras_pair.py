@@ -17,7 +17,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from pair import Trained, diff
+from pair import Trained, child_env, diff
 
 SCRIPT = Path(__file__).resolve().parent / "keras_digits.py"
 UNSET = None  # an environment value that removes the variable
@@ -34,14 +34,16 @@ def train(
     cmd = [sys.executable, str(SCRIPT), *args, "--experiment", experiment, "--run-name", name]
     if tracking_uri:
         cmd += ["--tracking-uri", tracking_uri]
-    environ = {k: v for k, v in os.environ.items() if k not in env}
+    environ = {k: v for k, v in child_env().items() if k not in env}
     environ.update({k: v for k, v in env.items() if v is not None})
     shown = " ".join(f"{k}={v if v is not None else '(unset)'}" for k, v in env.items())
     print(f"  training {name}: {shown} keras_digits.py {' '.join(args)}".rstrip(), flush=True)
     start = time.monotonic()
     out = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True, env=environ)
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    return Trained(result["run_id"], name, time.monotonic() - start, result["val_error"])
+    seconds = time.monotonic() - start
+    experiment_id = result.get("experiment_id")
+    return Trained(result["run_id"], experiment_id, name, seconds, result["val_error"])
 
 
 def keras_scenario_main(

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from mlflow_fingerprint import layout
+from support.diff_text import assert_setting_ranked_first, verdict
 from support.paths import ROOT
 
 # script -> (the field the diff must rank first, the verdict it must reach)
@@ -27,8 +28,6 @@ SCENARIOS = {
     ),
 }
 TOP = re.compile(r"^1\s+(\S+)", re.M)
-RANKED = re.compile(r"^\d+\s{2,}(\S+)", re.M)  # the rows of the differences table
-VERDICT = re.compile(r"^verdict: (\w+)", re.M)
 
 
 @pytest.mark.slow
@@ -49,12 +48,8 @@ def test_scenario_names_its_setting_first(script: str, tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr[-2000:]
     field, verdicts = SCENARIOS[script]
-    # The setting is first, or second behind the command-line option that set it (a recipe
-    # difference ranks before a numerics one): what the user typed, then what it did.
-    ranked = RANKED.findall(out.stdout)
-    assert field in ranked[:2], out.stdout
-    assert ranked[0] == field or ranked[0].startswith("program.options."), out.stdout
-    assert VERDICT.search(out.stdout).group(1) in verdicts, out.stdout
+    assert_setting_ranked_first(out.stdout, field)
+    assert verdict(out.stdout) in verdicts, out.stdout
 
 
 @pytest.mark.slow

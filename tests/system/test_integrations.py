@@ -223,9 +223,9 @@ def test_transformers_callback_watches_the_trainers_model(
 ) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("MLFLOW_EXPERIMENT_NAME", "hf-watch")
-    from jobs.hf_ddp_job import Rows, tiny_bert
     from transformers import Trainer, TrainingArguments
 
+    from jobs.hf_ddp_job import Rows, tiny_bert
     from mlflow_fingerprint.integrations import FingerprintTrainerCallback
 
     args = TrainingArguments(

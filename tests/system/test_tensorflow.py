@@ -13,7 +13,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 import pytest
 
 from mlflow_fingerprint import layout
+from support.diff_text import assert_setting_ranked_first, verdict
 from support.fixtures import in_ci
 from support.paths import JOBS, ROOT
 
@@ -172,8 +172,6 @@ SCENARIOS = {
     # on the CPU most ops are deterministic either way
     "keras_op_determinism.py": ("tensorflow.op_determinism", {"same_results", "explained"}),
 }
-TOP = re.compile(r"^1\s+(\S+)", re.M)
-VERDICT = re.compile(r"^verdict: (\w+)", re.M)
 
 
 @pytest.mark.slow
@@ -191,5 +189,5 @@ def test_keras_scenario_names_its_setting_first(
     )
     assert out.returncode == 0, out.stderr[-3000:]
     field, verdicts = SCENARIOS[script]
-    assert TOP.search(out.stdout).group(1) == field, out.stdout
-    assert VERDICT.search(out.stdout).group(1) in verdicts, out.stdout
+    assert_setting_ranked_first(out.stdout, field)
+    assert verdict(out.stdout) in verdicts, out.stdout
