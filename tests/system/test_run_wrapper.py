@@ -354,3 +354,32 @@ def test_bad_arguments_fail_before_training() -> None:
         mfp.fingerprinted(deterministic="yes")
     with pytest.raises(ValueError, match="seed"):
         mfp.fingerprinted(seed=-1)
+
+
+def test_the_first_batch_capture_reads_the_training_threads_torch_config(
+    sqlite_tracking_uri: str, digits: ModuleType
+) -> None:
+    """torch keeps config overrides per thread (ContextVars): the first-batch capture, taken on
+    a background thread, must see what the training thread sees (inductor's ``deterministic``
+    follows ``use_deterministic_algorithms``), or its numerics hash differs from the end's."""
+
+    @mfp.fingerprinted(experiment="thread-config")
+    def train() -> None:
+        loader, _ = digits.make_loaders(batch_size=64)
+        digits.train(loader, epochs=1, max_steps=2)
+
+    torch.use_deterministic_algorithms(True)
+    try:
+        train()
+    finally:
+        torch.use_deterministic_algorithms(False)
+    run = only_run("thread-config")
+    record = json.loads(
+        Path(
+            mlflow.artifacts.download_artifacts(
+                run_id=run.info.run_id, artifact_path=layout.RUN_ARTIFACT
+            )
+        ).read_text()
+    )
+    hashes = {c["stage"]: c["hashes"]["numerics"] for c in record["captures"]}
+    assert hashes["first_batch"] == hashes["end"] == hashes["start"], hashes

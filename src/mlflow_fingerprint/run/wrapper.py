@@ -438,12 +438,15 @@ class FingerprintRun:
             publish.to_writer(rec.writer, items)
 
     def _first_batch(self) -> None:
-        """Called on the training thread when the first DataLoader starts: capture off-thread."""
+        """Called on the training thread when the first DataLoader starts: capture off-thread,
+        in a copy of the training thread's context. torch keeps user overrides of its config
+        (inductor's ``deterministic``, set by ``use_deterministic_algorithms``) per thread in
+        ContextVars, so a plain background thread would read the defaults instead."""
         caps = self._captures
         if caps.recapture is None and self._rec is not None:
             caps.recapture = threading.Thread(
-                target=self._capture_and_publish,
-                args=("first_batch",),
+                target=contextvars.copy_context().run,
+                args=(self._capture_and_publish, "first_batch"),
                 name="mfp-capture",
                 daemon=True,
             )
