@@ -130,11 +130,11 @@ def _finish_git(started: process.Started) -> str:
     return out
 
 
-def changed_bytes(repo: Any) -> int:
-    """The working-tree size of the tracked files that differ from HEAD (from ``git diff
-    --raw``, milliseconds where the diff itself takes git a second per 100 MB before its first
+def changed_bytes(repo: Any, raw: str) -> int:
+    """The working-tree size of the tracked files that differ from HEAD, from ``git diff --raw``
+    (``raw``: milliseconds, where the diff itself takes git a second per 100 MB before its first
     byte)."""
-    fields = _finish_git(_start_git(repo, RAW_ARGS)).split("\0")
+    fields = raw.split("\0")
     root = Path(repo.working_tree_dir)
     total = 0
     for meta, path in zip(fields[::2], fields[1::2], strict=False):
@@ -169,38 +169,44 @@ def untracked_files(porcelain: str) -> list[str]:
 
 
 def _worktree_state(repo: Any, has_commit: bool) -> dict[str, Any]:
-    """``git status`` and ``git diff HEAD`` run side by side: a dirty tree costs the wall time
-    of one process, a clean one the CPU of an empty diff; a huge diff is cut at
-    DIGEST_MAX_BYTES."""
+    """``git status`` and ``git diff HEAD --raw`` run side by side. The diff itself is read only
+    where tracked files changed (a clean tree has none to hash) and their size is under
+    DIGEST_MAX_BYTES, so a clean tree costs two short processes at once."""
     status = _start_git(repo, STATUS_ARGS)
+    raw = _start_git(repo, RAW_ARGS) if has_commit else None
     state: dict[str, Any] = {}
-    try:
-        if has_commit:
-            too_big = changed_bytes(repo) > DIGEST_MAX_BYTES
-            diff = None if too_big else read_diff(repo, keep_bytes=0, max_bytes=DIGEST_MAX_BYTES)
-            if diff is None or diff.sha256 is None:
-                reason = (
-                    f"the diff (or its files) is over {DIGEST_MAX_BYTES // 2**20} MiB: not hashed"
-                )
-                state["diff_digest"] = unavailable(reason)
-                state["diff_lines"] = unavailable(reason)
-            else:
-                state["diff_digest"] = diff.sha256[:16] if diff.size else None
-                state["diff_lines"] = diff.lines
-    except Exception as exc:
-        state["diff_digest"] = unavailable(f"git diff failed: {first_line(exc)}")
+    changed: int | None = None
     try:
         porcelain = _finish_git(status)
         changed, untracked = status_counts(porcelain)
-        state = {
-            "dirty": changed > 0,
-            "changed_count": changed,
-            "untracked_count": untracked,
-            "untracked_files": untracked_files(porcelain),
-            **state,
-        }
+        state.update(
+            dirty=changed > 0,
+            changed_count=changed,
+            untracked_count=untracked,
+            untracked_files=untracked_files(porcelain),
+        )
     except Exception as exc:
-        state = {"dirty": unavailable(f"git status failed: {first_line(exc)}"), **state}
+        state["dirty"] = unavailable(f"git status failed: {first_line(exc)}")
+    if raw is None:
+        return state
+    try:
+        size = changed_bytes(repo, _finish_git(raw))
+        if changed == 0:
+            state.update(diff_digest=None, diff_lines=0)
+        elif size > DIGEST_MAX_BYTES:
+            reason = f"the diff (or its files) is over {DIGEST_MAX_BYTES // 2**20} MiB: not hashed"
+            state.update(diff_digest=unavailable(reason), diff_lines=unavailable(reason))
+        else:
+            diff = read_diff(repo, keep_bytes=0, max_bytes=DIGEST_MAX_BYTES)
+            if diff.sha256 is None:
+                reason = f"the diff is over {DIGEST_MAX_BYTES // 2**20} MiB: not hashed"
+                state.update(diff_digest=unavailable(reason), diff_lines=unavailable(reason))
+            else:
+                state.update(
+                    diff_digest=diff.sha256[:16] if diff.size else None, diff_lines=diff.lines
+                )
+    except Exception as exc:
+        state["diff_digest"] = unavailable(f"git diff failed: {first_line(exc)}")
     return state
 
 
