@@ -108,7 +108,6 @@ def read_diff(
 
 
 DIFF_ARGS = ("diff", "HEAD", "--no-color", "--no-ext-diff")
-RAW_ARGS = ("--no-optional-locks", "diff", "HEAD", "--raw", "-z", "--no-abbrev")
 # --no-optional-locks: a background reader must not take index.lock from the user's own git.
 STATUS_ARGS = ("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=normal")
 
@@ -130,17 +129,15 @@ def _finish_git(started: process.Started) -> str:
     return out
 
 
-def changed_bytes(repo: Any, raw: str) -> int:
-    """The working-tree size of the tracked files that differ from HEAD, from ``git diff --raw``
-    (``raw``: milliseconds, where the diff itself takes git a second per 100 MB before its first
-    byte)."""
-    fields = raw.split("\0")
+def changed_bytes(repo: Any, porcelain: str) -> int:
+    """The working-tree size of the tracked files that differ from HEAD, from the ``git status``
+    already read (the diff itself takes git about a second per 100 MB before its first byte)."""
     root = Path(repo.working_tree_dir)
     total = 0
-    for meta, path in zip(fields[::2], fields[1::2], strict=False):
-        if meta.startswith(":"):
+    for entry in porcelain.split("\0"):
+        if len(entry) > 3 and entry[2] == " " and not entry.startswith("??"):
             try:
-                total += (root / path).stat().st_size
+                total += (root / entry[3:]).stat().st_size
             except OSError:  # deleted in the working tree
                 continue
     return total
@@ -169,45 +166,34 @@ def untracked_files(porcelain: str) -> list[str]:
 
 
 def _worktree_state(repo: Any, has_commit: bool) -> dict[str, Any]:
-    """``git status`` and ``git diff HEAD --raw`` run side by side. The diff itself is read only
-    where tracked files changed (a clean tree has none to hash) and their size is under
-    DIGEST_MAX_BYTES, so a clean tree costs two short processes at once."""
-    status = _start_git(repo, STATUS_ARGS)
-    raw = _start_git(repo, RAW_ARGS) if has_commit else None
-    state: dict[str, Any] = {}
-    changed: int | None = None
+    """``git status`` first; the diff is read only where tracked files changed (a clean tree has
+    none to hash, so it costs one short process) and their size is under DIGEST_MAX_BYTES."""
     try:
-        porcelain = _finish_git(status)
-        changed, untracked = status_counts(porcelain)
-        state.update(
-            dirty=changed > 0,
-            changed_count=changed,
-            untracked_count=untracked,
-            untracked_files=untracked_files(porcelain),
-        )
+        porcelain = _finish_git(_start_git(repo, STATUS_ARGS))
     except Exception as exc:
-        state["dirty"] = unavailable(f"git status failed: {first_line(exc)}")
-    if raw is None:
+        return {"dirty": unavailable(f"git status failed: {first_line(exc)}")}
+    changed, untracked = status_counts(porcelain)
+    state: dict[str, Any] = {
+        "dirty": changed > 0,
+        "changed_count": changed,
+        "untracked_count": untracked,
+        "untracked_files": untracked_files(porcelain),
+    }
+    if not has_commit:
         return state
+    if changed == 0:
+        return {**state, "diff_digest": None, "diff_lines": 0}
+    reason = f"the diff (or its files) is over {DIGEST_MAX_BYTES // 2**20} MiB: not hashed"
     try:
-        size = changed_bytes(repo, _finish_git(raw))
-        if changed == 0:
-            state.update(diff_digest=None, diff_lines=0)
-        elif size > DIGEST_MAX_BYTES:
-            reason = f"the diff (or its files) is over {DIGEST_MAX_BYTES // 2**20} MiB: not hashed"
-            state.update(diff_digest=unavailable(reason), diff_lines=unavailable(reason))
-        else:
+        diff = None
+        if changed_bytes(repo, porcelain) <= DIGEST_MAX_BYTES:
             diff = read_diff(repo, keep_bytes=0, max_bytes=DIGEST_MAX_BYTES)
-            if diff.sha256 is None:
-                reason = f"the diff is over {DIGEST_MAX_BYTES // 2**20} MiB: not hashed"
-                state.update(diff_digest=unavailable(reason), diff_lines=unavailable(reason))
-            else:
-                state.update(
-                    diff_digest=diff.sha256[:16] if diff.size else None, diff_lines=diff.lines
-                )
+        if diff is None or diff.sha256 is None:
+            return {**state, "diff_digest": unavailable(reason), "diff_lines": unavailable(reason)}
+        digest = diff.sha256[:16] if diff.size else None
+        return {**state, "diff_digest": digest, "diff_lines": diff.lines}
     except Exception as exc:
-        state["diff_digest"] = unavailable(f"git diff failed: {first_line(exc)}")
-    return state
+        return {**state, "diff_digest": unavailable(f"git diff failed: {first_line(exc)}")}
 
 
 def probe(ctx: ProbeContext) -> dict[str, Any]:
