@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -61,15 +62,10 @@ def test_lightning_mlflowlogger_run_is_tagged_by_the_context_provider(
     assert layout.TAG_LEGACY_SPOOL_ID not in tags
 
 
-def test_lightning_fit_records_seed_batch_size_and_workers(
-    sqlite_tracking_uri: str, tmp_path: Path
-) -> None:
+def tiny_module() -> Any:
+    """A Lightning module small enough to fit in a second: one linear layer, SGD."""
     import lightning.pytorch as pl
     import torch
-    from lightning.pytorch.loggers import MLFlowLogger
-    from torch.utils.data import DataLoader, TensorDataset
-
-    from mlflow_fingerprint.integrations import FingerprintCallback
 
     class Tiny(pl.LightningModule):
         def __init__(self) -> None:
@@ -82,6 +78,19 @@ def test_lightning_fit_records_seed_batch_size_and_workers(
 
         def configure_optimizers(self):
             return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    return Tiny()
+
+
+def test_lightning_fit_records_seed_batch_size_and_workers(
+    sqlite_tracking_uri: str, tmp_path: Path
+) -> None:
+    import lightning.pytorch as pl
+    import torch
+    from lightning.pytorch.loggers import MLFlowLogger
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from mlflow_fingerprint.integrations import FingerprintCallback
 
     pl.seed_everything(7)
     data = TensorDataset(torch.randn(64, 4), torch.randint(0, 2, (64,)))
@@ -98,7 +107,7 @@ def test_lightning_fit_records_seed_batch_size_and_workers(
         enable_progress_bar=False,
         enable_model_summary=False,
     )
-    trainer.fit(Tiny(), loader)
+    trainer.fit(tiny_module(), loader)
 
     assert callback.run_id == logger.run_id
     run = _run(sqlite_tracking_uri, logger.run_id)
@@ -179,22 +188,10 @@ def test_lightning_callback_watches_the_module_it_fits(
 
     from mlflow_fingerprint.integrations import FingerprintCallback
 
-    class Tiny(pl.LightningModule):
-        def __init__(self) -> None:
-            super().__init__()
-            self.layer = torch.nn.Linear(4, 2)
-
-        def training_step(self, batch, _index):
-            x, y = batch
-            return torch.nn.functional.cross_entropy(self.layer(x), y)
-
-        def configure_optimizers(self):
-            return torch.optim.SGD(self.parameters(), lr=0.1)
-
     data = TensorDataset(torch.randn(64, 4), torch.randint(0, 2, (64,)))
     logger = MLFlowLogger(experiment_name="pl-watch", tracking_uri=sqlite_tracking_uri)
     callback = FingerprintCallback(watch=[1, 2])
-    module = Tiny()
+    module = tiny_module()
     pl.Trainer(
         max_steps=4,
         logger=logger,
