@@ -206,11 +206,13 @@ def test_server_killed_during_the_final_flush(
     moment into that final flush, between (or during) log-batch calls."""
     original = run_metrics.RunWriter.flush
     killed = threading.Event()
+    timers: list[threading.Timer] = []
 
     def flush_then_kill(self: Any, timeout_s: float) -> bool:
         if not killed.is_set():
             killed.set()
-            threading.Timer(0.3, team_server.kill).start()
+            timers.append(threading.Timer(0.3, team_server.kill))
+            timers[0].start()
         return original(self, timeout_s)
 
     monkeypatch.setattr(run_metrics.RunWriter, "flush", flush_then_kill)
@@ -221,6 +223,7 @@ def test_server_killed_during_the_final_flush(
 
     logged, _ = quietly(train)
     assert killed.is_set()
+    timers[0].join()  # a flush shorter than 0.3 s ends before the kill: restart after it
     team_server.start()
     sync(team_uri)
     assert_exactly_once(team_uri, experiment_name, logged)
