@@ -56,12 +56,17 @@ HASH_TAGS: Final[Mapping[str, str]] = MappingProxyType(
 # --- Which integration recorded the run (a person may filter on it) ----------------------------
 TAG_INTEGRATION: Final = "fingerprint.integration"
 
+# --- Controlled reruns (``fingerprint rerun`` / ``bisect``): which run a rerun repeats ---------
+TAG_RERUN_OF: Final = "fingerprint.rerun_of"
+
 # --- Bookkeeping tags no person needs to read: which spool fed the run, who ended it. They live
 # outside the ``fingerprint.`` namespace a person scans in the run table ------------------------
 INTERNAL_TAG_PREFIX: Final = "mlflow_fingerprint."
 INTERNAL_SPOOL_ID: Final = "mlflow_fingerprint.spool_id"
 INTERNAL_ENDED_BY: Final = "mlflow_fingerprint.ended_by"
 INTERNAL_END_REASON: Final = "mlflow_fingerprint.end_reason"
+# Set by ``fingerprint rerun`` on the run it starts, so that it finds that very run again.
+INTERNAL_RERUN_TOKEN: Final = "mlflow_fingerprint.rerun_token"
 # Where spools written before that rename tagged their runs: ``sync`` still finds those runs.
 TAG_LEGACY_SPOOL_ID: Final = "fingerprint.spool_id"
 

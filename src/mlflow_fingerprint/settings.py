@@ -27,6 +27,12 @@ GIT_DIFF = "MLFLOW_FINGERPRINT_GIT_DIFF"
 DISABLE = "MLFLOW_FINGERPRINT_DISABLE"
 QUIET = "MLFLOW_FINGERPRINT_QUIET"
 REQUEST_TIMEOUT = "MLFLOW_FINGERPRINT_REQUEST_TIMEOUT"
+# Set by ``fingerprint rerun`` for the training it starts (DESIGN.md, "Controlled reruns").
+APPLY = "MLFLOW_FINGERPRINT_APPLY"
+STOP_AFTER = "MLFLOW_FINGERPRINT_STOP_AFTER"
+WATCH_STEPS = "MLFLOW_FINGERPRINT_WATCH_STEPS"
+RERUN_OF = "MLFLOW_FINGERPRINT_RERUN_OF"
+RERUN_TOKEN = "MLFLOW_FINGERPRINT_RERUN_TOKEN"
 
 DiffMode = Literal["redacted", "off"]
 # Above this size the diff is not stored, only its digest: scanning it for secrets costs about a

@@ -261,6 +261,8 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
     options = parse_options(argv[1:])
     section: dict[str, Any] = {
         "argv": argv,
+        # Where the command ran, relative to the repository: a rerun starts it there again.
+        "cwd": _relative(ctx.cwd.resolve(), root),
         "options": options
         if options is not None
         else unavailable("the command line is not --name value pairs"),

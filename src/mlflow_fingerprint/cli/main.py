@@ -24,6 +24,8 @@ HANDLERS = {
     "audit": "cmd_audit:run",
     "find": "cmd_find:run",
     "sync": "cmd_sync:run",
+    "rerun": "cmd_rerun:run",
+    "bisect": "cmd_bisect:run",
 }
 
 
@@ -41,6 +43,22 @@ def _tracking(p: argparse.ArgumentParser) -> None:
 def _output(p: argparse.ArgumentParser, formats: Sequence[str]) -> None:
     p.add_argument("--format", choices=formats, default=formats[0], help="output format")
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
+
+
+def _rerun_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--until-step",
+        type=int,
+        metavar="N",
+        help="stop each rerun once a metric past step N is logged (bisect's default: the step "
+        "where A and B part, plus 2)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="give up on a rerun whose training runs longer than this (default: no limit)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,6 +100,41 @@ def build_parser() -> argparse.ArgumentParser:
         "--metric", action="append", metavar="NAME", help="compare only this metric (repeatable)"
     )
     p.add_argument("--log-to", metavar="RUN", help="store the report as an artifact of RUN")
+
+    p = sub.add_parser(
+        "rerun",
+        help="run a recorded training again here; exit 0 reproduced, 1 not, 2 error",
+        description="Run RUN's training again on this machine: its commit with its recorded "
+        "diff applied in a temporary worktree (unless this working tree already matches), with "
+        "its command line, as a new run tagged fingerprint.rerun_of; then say whether the "
+        "curves are equal, bit for bit. Run it inside a clone of RUN's repository.",
+    )
+    p.add_argument("run", metavar="RUN", help="run id, runs:/<id> or run name (with -e)")
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="FIELD=VALUE",
+        help="force a setting (seeds.requested=0, determinism.deterministic_algorithms=true, "
+        "torch.threads.intra_op=1, data.num_workers=0, ...) or an option "
+        "(program.options.lr=0.1); repeatable",
+    )
+    _rerun_options(p)
+    _tracking(p)
+    _output(p, ("text", "json"))
+
+    p = sub.add_parser(
+        "bisect",
+        help="prove which difference turns A's curve into B's (exit 0 proven, 1 not, 2 error)",
+        description="Rerun A with B's settable values (seed, flags, threads, workers, options, "
+        "files of code) in halving groups until the smallest set that turns A's curve into B's "
+        "is found. Differences no rerun can set (GPU, driver, CUDA, torch, packages) are listed, "
+        "never claimed. Run it inside a clone of the runs' repository.",
+    )
+    p.add_argument("a", metavar="A", help="the run rerun here (run id, runs:/<id>, name with -e)")
+    p.add_argument("b", metavar="B", help="the run whose curve A's reruns aim at")
+    _rerun_options(p)
+    _tracking(p)
+    _output(p, ("text", "json", "markdown", "html"))
 
     p = sub.add_parser("audit", help="what in this environment threatens reproducibility")
     _output(p, ("text", "json"))

@@ -10,6 +10,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from ..model.fingerprint import get_path
 from ..model.vocabulary import Verdict
 from .curves import enablers_left, late_divergence, ruled_out_note, set_aside
 from .enablers import find_enablers
@@ -18,6 +19,7 @@ from .partial import summary_record
 from .ranking import rank
 from .report import Difference, Enabler, MetricComparison, Report
 from .resolve import Resolved, resolve
+from .settable import split
 from .where import locate
 
 UNEXPLAINED_NOTE = (
@@ -102,6 +104,29 @@ def locate_divergences(
     return out, tuple(notes)
 
 
+CODE_FIELDS = ("git.commit", "git.diff_digest", "program.sources", "program.entry.sha256")
+
+
+def bisect_hint(
+    a: Resolved, b: Resolved, verdict: Verdict, differences: Sequence[Difference]
+) -> str | None:
+    """The command that settles which difference moved the numbers, where one can: two runs
+    with curves that part, a recorded program, and something a rerun can set."""
+    if verdict not in ("explained", "nondeterministic") or not (a.is_run and b.is_run):
+        return None
+    if not all(get_path(r.record, "program.argv") for r in (a, b)):
+        return None
+    settable = split(differences).knobs or any(
+        d.field.startswith(CODE_FIELDS) and d.effect != "none" for d in differences
+    )
+    if verdict == "explained" and not settable:
+        return None
+    return (
+        "a controlled rerun can prove which of these moved the numbers (run it in the runs' "
+        f"repository): fingerprint bisect {a.ref.run_id} {b.ref.run_id}"
+    )
+
+
 def diff(
     a: Any,
     b: Any,
@@ -151,6 +176,9 @@ def diff(
             notes.append(ruled_out_note(*late))
     if verdict == "unexplained":
         notes.append(UNEXPLAINED_NOTE)
+    hint = bisect_hint(ra, rb, verdict, differences)
+    if hint:
+        notes.append(hint)
     return Report(
         verdict=verdict,
         a=ra.ref,

@@ -120,6 +120,7 @@ VOLATILE: tuple[str, ...] = (
     "distributed.ranks",
     "distributed.hostname",
     "program.argv",  # the raw command line: its options and entry point are hashed
+    "program.cwd",  # where it ran: what a rerun needs, not what the run computed
     *(f"program.options.{name}" for name in BOOKKEEPING_OPTIONS),
     *(f"program.options.{name.replace('_', '-')}" for name in BOOKKEEPING_OPTIONS if "_" in name),
 )

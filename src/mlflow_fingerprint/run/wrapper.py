@@ -388,7 +388,11 @@ class FingerprintRun:
         if active is not None and not nested:
             return JoinRun(active.info.run_id, strip_url_credentials(uri))
         run_name = o.run_name or fresh_run_name()
-        own = {layout.INTERNAL_SPOOL_ID: spool_id, layout.MLFLOW_RUN_NAME: run_name}
+        own = {
+            layout.INTERNAL_SPOOL_ID: spool_id,
+            layout.MLFLOW_RUN_NAME: run_name,
+            **rerun_tags(os.environ),
+        }
         if active is not None:
             own[layout.MLFLOW_PARENT_RUN_ID] = active.info.run_id
         with _provider_off():
@@ -599,6 +603,18 @@ def _announce(writer: metrics.RunWriter, o: Options) -> None:
 
 def _json(value: Any) -> bytes:
     return json.dumps(value, indent=2, default=str).encode()
+
+
+def rerun_tags(environ: Mapping[str, str]) -> dict[str, str]:
+    """The tags ``fingerprint rerun`` asks for through the environment of the training it starts:
+    which run this one repeats, and the token it finds this run by."""
+    from .. import settings
+
+    pairs = (
+        (layout.TAG_RERUN_OF, environ.get(settings.RERUN_OF)),
+        (layout.INTERNAL_RERUN_TOKEN, environ.get(settings.RERUN_TOKEN)),
+    )
+    return {tag: value for tag, value in pairs if value}
 
 
 def _env(name: str) -> str | None:

@@ -1,0 +1,167 @@
+"""Which differences between two runs a rerun can set, and how (DESIGN.md, "Controlled reruns").
+
+A rerun of run A can take one of run B's values through four doors: a setting the decorator
+forces at start (``MLFLOW_FINGERPRINT_APPLY``: seed, deterministic mode, cuDNN flags, fp32
+precision, threads, DataLoader workers and seeding, numerics environment variables), a
+command-line option, a file of B's code, or an environment variable the process reads before it
+starts (thread pools). Each is a :class:`Knob`. Hardware, driver, CUDA, cuDNN, torch, packages
+and the CPU cannot be set by a rerun: those differences are listed as such, never tested.
+
+Many recorded fields are consequences of a knob rather than knobs (the torch seed follows the
+requested seed or the code; a batch size follows an option or the code; the sources' digests
+follow the files): they are not tested on their own, so a bisect counts only what it can set.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..model.fingerprint import is_unavailable
+from ..model.missing import MISSING
+from ..model.vocabulary import Effect
+from .report import Difference
+
+KnobKind = Literal["apply", "option", "code", "env"]
+
+# Fields the decorator forces as they are named (the record's own paths).
+APPLIED = re.compile(
+    r"^(seeds\.requested|determinism\.(deterministic_algorithms|cudnn_benchmark|"
+    r"cudnn_deterministic)|numerics\.fp32_precision\.\w+|torch\.threads\.(intra_op|inter_op)|"
+    r"(determinism|numerics)\.env\.\w+)$"
+)
+LOADER = re.compile(r"^data\.loaders\.\d+\.(num_workers|generator\.initial_seed)$")
+OPTION = re.compile(r"^program\.options\.(?P<name>[^.]+)$")
+PROCESS_ENV = re.compile(r"^torch\.threads\.env\.(?P<name>\w+)$")
+# Consequences of the knobs above or of the code: compared, never set on their own.
+FOLLOWS = re.compile(
+    r"^(seeds|determinism|numerics|data|program|git|params)\.|^torch\.threads\.|^hashes\."
+)
+# Fields that differ on every run and say nothing: left out of what a bisect rules out.
+NOISE = re.compile(
+    r"^platform\.(pid|memory_available_mib|boot_id)$|captured_at_stage$|batches_seen$"
+    r"|memory_used_mib$|uuid_digest$|^program\.argv$"
+)
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One thing a rerun of A can switch to B's value.
+
+    ``key`` is what the rerun sets: an APPLY field, an option name, a file path or an environment
+    variable; ``field`` the record's field a report names; ``b`` the value it takes."""
+
+    kind: KnobKind
+    key: str
+    field: str
+    a: Any
+    b: Any
+    effect: Effect
+
+    def label(self) -> str:
+        return f"{self.field}={_shown(self.b)}"
+
+
+def _shown(value: Any) -> str:
+    if value is MISSING or value is None:
+        return "absent"
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Split:
+    """A's differences from B, sorted by what a rerun can do about them."""
+
+    knobs: tuple[Knob, ...]
+    cannot_set: tuple[Difference, ...]
+    no_effect: tuple[Difference, ...]
+
+
+def _plain(value: Any) -> Any:
+    return None if value is MISSING or is_unavailable(value) else value
+
+
+def _loader_knob(d: Difference) -> Knob | None:
+    if d.field.endswith("num_workers") and isinstance(d.b, int):
+        return Knob("apply", "data.num_workers", d.field, _plain(d.a), d.b, d.effect)
+    if d.field.endswith("initial_seed") and isinstance(d.b, int):
+        return Knob("apply", "data.generator_seed", d.field, _plain(d.a), d.b, d.effect)
+    return None
+
+
+def knob_for(d: Difference) -> Knob | None:
+    """The knob that sets ``d`` to B's value; None where none does."""
+    if APPLIED.match(d.field):
+        if d.b is MISSING or is_unavailable(d.b) or (d.field == "seeds.requested" and d.b is None):
+            return None  # a rerun can force a value, not take one away
+        return Knob("apply", d.field, d.field, _plain(d.a), d.b, d.effect)
+    if LOADER.match(d.field):
+        return _loader_knob(d)
+    if m := OPTION.match(d.field):
+        if m["name"] == "_":
+            return None  # positional arguments follow the code, not an option
+        return Knob("option", m["name"], d.field, _plain(d.a), _plain(d.b), d.effect)
+    if m := PROCESS_ENV.match(d.field):
+        return Knob("env", m["name"], d.field, _plain(d.a), _plain(d.b), d.effect)
+    return None
+
+
+def split(differences: Sequence[Difference]) -> Split:
+    """Knobs (one per key: every loader's worker count is one setting), what cannot be set, and
+    what does not change results."""
+    knobs: dict[tuple[KnobKind, str], Knob] = {}
+    cannot: list[Difference] = []
+    none: list[Difference] = []
+    for d in differences:
+        knob = knob_for(d)
+        if knob is not None:
+            knobs.setdefault((knob.kind, knob.key), knob)
+        elif d.effect == "none":
+            if not NOISE.search(d.field):
+                none.append(d)
+        elif not FOLLOWS.match(d.field):
+            cannot.append(d)
+    return Split(tuple(knobs.values()), tuple(cannot), tuple(none))
+
+
+def code_knobs(changed: Mapping[str, tuple[str | None, str | None]]) -> tuple[Knob, ...]:
+    """One knob per file whose content differs between A's code and B's: {path: (a, b)} digests,
+    None where the file is absent on that side."""
+    return tuple(
+        Knob("code", path, f"program.sources.files.{path}", a, b, "recipe")
+        for path, (a, b) in sorted(changed.items())
+    )
+
+
+def options_with(argv: Sequence[str], changes: Mapping[str, Any]) -> list[str]:
+    """``argv`` with each option in ``changes`` given its new value: replaced where present
+    (``--name value`` or ``--name=value``), appended where absent, removed where the value is
+    None; ``True`` is a bare flag."""
+    out = [argv[0]] if argv else []
+    done: set[str] = set()
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, _ = arg.lstrip("-").partition("=")
+        if arg.startswith("-") and name in changes:
+            takes_value = not eq and i + 1 < len(argv) and not argv[i + 1].startswith("--")
+            i += 2 if takes_value else 1
+            done.add(name)
+            out.extend(_spelled(arg[: len(arg) - len(arg.lstrip("-"))] + name, changes[name]))
+            continue
+        out.append(arg)
+        i += 1
+    for name, value in changes.items():
+        if name not in done:
+            out.extend(_spelled(("--" if len(name) > 1 else "-") + name, value))
+    return out
+
+
+def _spelled(option: str, value: Any) -> list[str]:
+    if value is None or value is False:
+        return []
+    if value is True:
+        return [option]
+    return [option, str(value)]

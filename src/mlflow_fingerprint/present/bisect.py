@@ -1,0 +1,120 @@
+"""A bisect's report as text, JSON, markdown or HTML: the verdict, the proven cause(s), what the
+reruns ruled out, what could not be set here, and every rerun with the curve it followed."""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+from ..compare.bisect import BisectReport, Cause, Rerun
+from ..model.vocabulary import OutputFormat
+
+HEADLINES = {
+    "proven": "proven: {causes} turns A's curve into B's",
+    "not_settable": "no cause proven: what differs cannot be set on this machine",
+    "nondeterministic": "nondeterministic: A does not reproduce itself here",
+    "not_reproducible": "no cause proven: no settable value of B turns A's curve into B's",
+}
+FOLLOWED = {"a": "A", "b": "B", "neither": "neither"}
+
+
+def _value(value: Any) -> str:
+    return "absent" if value is None else str(value)
+
+
+def headline(report: BisectReport) -> str:
+    causes = ", ".join(f"{c.field} ({_value(c.a)} -> {_value(c.b)})" for c in report.causes)
+    line = HEADLINES[report.verdict].format(causes=causes)
+    if report.verdict == "nondeterministic" and report.causes:
+        c = report.causes[0]
+        line += f"; with {c.field} switched ({_value(c.b)}) reruns agree"
+    return line
+
+
+def _cause_line(c: Cause) -> str:
+    line = f"{c.field}: {_value(c.a)} -> {_value(c.b)} ({c.effect})"
+    return line + (f", which set {', '.join(c.sets)}" if c.sets else "")
+
+
+def _rerun_row(i: int, r: Rerun) -> tuple[str, str, str, str, str]:
+    overrides = ", ".join(f"{k}={_value(v)}" for k, v in r.overrides.items()) or "(A as recorded)"
+    parted = "-" if r.first_divergence_step is None else str(r.first_divergence_step)
+    stopped = "-" if r.stopped_at is None else str(r.stopped_at)
+    return str(i), overrides, FOLLOWED[r.matches], parted, f"{r.run_id} (stopped at {stopped})"
+
+
+def _sections(report: BisectReport) -> list[tuple[str, list[str]]]:
+    return [
+        (
+            "Cause",
+            [f"{c.field}: {_value(c.a)} -> {_value(c.b)} ({c.effect})" for c in report.causes],
+        ),
+        ("Ruled out", list(report.ruled_out)),
+        ("Cannot be set here", list(report.cannot_set)),
+        ("Notes", list(report.notes)),
+    ]
+
+
+def text(report: BisectReport) -> str:
+    lines = [f"fingerprint bisect {report.a} {report.b}", f"verdict: {headline(report)}"]
+    if report.until_step is not None:
+        lines.append(f"reruns stop after step {report.until_step}")
+    for title, items in _sections(report):
+        if items:
+            lines.append(f"{title}:")
+            lines.extend(f"  - {item}" for item in items)
+    if report.reruns:
+        lines.append("Reruns (# | set | follows | parts from A at | run):")
+        for i, r in enumerate(report.reruns, start=1):
+            lines.append("  " + " | ".join(_rerun_row(i, r)))
+    return "\n".join(lines) + "\n"
+
+
+def markdown(report: BisectReport) -> str:
+    lines = [f"## fingerprint bisect `{report.a}` `{report.b}`", "", f"**{headline(report)}**", ""]
+    for title, items in _sections(report):
+        if items:
+            lines += [
+                f"### {title}",
+                *(f"- `{i}`" if title != "Notes" else f"- {i}" for i in items),
+                "",
+            ]
+    if report.reruns:
+        lines += ["| # | set | follows | parts from A at | run |", "|---|---|---|---|---|"]
+        lines += [
+            "| " + " | ".join(_rerun_row(i, r)) + " |" for i, r in enumerate(report.reruns, 1)
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def html_page(report: BisectReport) -> str:
+    e = html.escape
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'><title>fingerprint bisect</title></head>",
+        f"<body><h1>fingerprint bisect {e(report.a)} {e(report.b)}</h1>",
+        f"<p><strong>{e(headline(report))}</strong></p>",
+    ]
+    for title, items in _sections(report):
+        if items:
+            parts.append(f"<h2>{e(title)}</h2><ul>")
+            parts += [f"<li>{e(i)}</li>" for i in items]
+            parts.append("</ul>")
+    if report.reruns:
+        parts.append("<h2>Reruns</h2><table><tr><th>#</th><th>set</th><th>follows</th>")
+        parts.append("<th>parts from A at</th><th>run</th></tr>")
+        for i, r in enumerate(report.reruns, start=1):
+            parts.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in _rerun_row(i, r)) + "</tr>")
+        parts.append("</table>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def render(report: BisectReport, fmt: OutputFormat) -> str:
+    if fmt == "json":
+        return json.dumps(report.to_dict(), indent=2, default=str) + "\n"
+    if fmt == "markdown":
+        return markdown(report)
+    if fmt == "html":
+        return html_page(report)
+    return text(report)
