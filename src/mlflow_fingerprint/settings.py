@@ -27,6 +27,11 @@ GIT_DIFF = "MLFLOW_FINGERPRINT_GIT_DIFF"
 DISABLE = "MLFLOW_FINGERPRINT_DISABLE"
 QUIET = "MLFLOW_FINGERPRINT_QUIET"
 REQUEST_TIMEOUT = "MLFLOW_FINGERPRINT_REQUEST_TIMEOUT"
+# Controlled reruns (``run/apply.py``): read when a ``fingerprinted`` run opens, and unlike the
+# tuning variables above a bad value stops the program before training (a rerun that silently
+# ignored its settings would be confidently wrong).
+APPLY = "MLFLOW_FINGERPRINT_APPLY"
+STOP_AFTER = "MLFLOW_FINGERPRINT_STOP_AFTER"
 
 DiffMode = Literal["redacted", "off"]
 # Above this size the diff is not stored, only its digest: scanning it for secrets costs about a
