@@ -343,3 +343,28 @@ def test_stop_after_in_the_with_form_passes_a_loops_except_and_exits_zero(
     assert layout.TAG_OVERRIDES not in run.data.tags
     steps = [m.step for m in MlflowClient().get_metric_history(run.info.run_id, "loss")]
     assert sorted(steps) == [0, 1, 2, 3]
+
+
+def test_a_stop_inside_a_nested_run_ends_both_runs_finished(
+    sqlite_tracking_uri: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(STOP_AFTER, "0")
+    after_inner: list[bool] = []
+
+    @mfp.fingerprinted(experiment="nested", run_name="outer", quiet=True)
+    def train() -> None:
+        with mfp.fingerprinted(run_name="inner", quiet=True):
+            mfp.log_metrics({"loss": 1.0}, step=0)
+            mfp.log_metrics({"loss": 0.5}, step=1)
+        after_inner.append(True)
+
+    with pytest.raises(SystemExit) as caught:
+        train()
+    assert caught.value.code == 0
+    assert after_inner == []
+    runs = {r.info.run_name: r for r in runs_of("nested")}
+    assert set(runs) == {"outer", "inner"}
+    for run in runs.values():
+        assert run.info.status == "FINISHED"
+        assert run.data.tags[layout.TAG_STOPPED_AT] == "1"
+    assert runs["inner"].data.metrics == {"loss": 0.5}

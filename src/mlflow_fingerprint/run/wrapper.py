@@ -649,11 +649,21 @@ class FingerprintRun:
             "deterministic": determinism.record(),
             "declared": {"batch_size": o.batch_size, "num_workers": o.num_workers},
             "captures": self._captures.stages,
-            "rerun": {
-                **(prep.forced if prep is not None else _Forced()).record(),
-                "stopped_at": self._stopped_at,
-            },
+            "rerun": self._rerun_record(),
         }
+
+    def _rerun_record(self) -> dict[str, Any]:
+        """What a controlled rerun forced and where it stopped; the forced environment values
+        pass the run's redaction, as the ``fingerprint.overrides`` tag does."""
+        prep, rec = self._prep, self._rec
+        record = {
+            **(prep.forced if prep is not None else _Forced()).record(),
+            "stopped_at": self._stopped_at,
+        }
+        if rec is None or not record["overrides"]:
+            return record
+        redacted: dict[str, Any] = json.loads(redact_text(json.dumps(record), rec.secrets))
+        return redacted
 
 
 def _announce(writer: metrics.RunWriter, o: Options) -> None:
