@@ -7,7 +7,9 @@ The hierarchy, and what a caller does with each::
         │                         the message is one line for a user (the CLI prints it, exit 2)
         ├── ResolveError          a reference that leads to no fingerprint: unknown run, run
         │                         without a record, unreadable file, unreachable store
-        └── ReplayError           an NVML recording that cannot be replayed
+        ├── ReplayError           an NVML recording that cannot be replayed
+        └── BadOverride           a bad MLFLOW_FINGERPRINT_APPLY / _STOP_AFTER value or a bad
+                                  ``--set FIELD=VALUE``: one line naming the variable and field
     RuntimeError
     └── RunNotStarted             the run cannot start (a deleted experiment): raised before
                                   train() runs, with one line saying why
@@ -17,6 +19,9 @@ The hierarchy, and what a caller does with each::
     ├── Unreachable               the store did not answer (or answered 5xx): keep and retry later
     │   └── Unauthorized          401/403: the credentials were refused; keep and retry with others
     └── Rejected                  the store answered and refused: retrying cannot help
+    BaseException
+    └── TrainingStopped           MLFLOW_FINGERPRINT_STOP_AFTER was reached: unwinds train() past
+                                  a user's ``except Exception``; the run ends FINISHED
     UserWarning
     ├── FingerprintWarning        something the user should hear once (server unreachable,
     │                             a value refused); training goes on
@@ -44,6 +49,23 @@ class ResolveError(FingerprintError):
 
 class ReplayError(FingerprintError):
     """An NVML recording that cannot be replayed; the message is one line meant for a user."""
+
+
+class BadOverride(FingerprintError):
+    """A value of ``MLFLOW_FINGERPRINT_APPLY`` or ``MLFLOW_FINGERPRINT_STOP_AFTER`` (or of a
+    ``fingerprint rerun --set``) that cannot be applied: not JSON, an unknown field, a value of the
+    wrong type. Raised before training; the message is one line naming the variable and field."""
+
+
+class TrainingStopped(BaseException):
+    """``MLFLOW_FINGERPRINT_STOP_AFTER`` was reached: a metric past that step was logged (and
+    kept). A BaseException, as KeyboardInterrupt is, so that a training loop's ``except
+    Exception`` does not swallow it; ``fingerprinted`` catches it, ends the run FINISHED and
+    exits the process with status 0, so nothing after the loop runs on a half-trained model."""
+
+    def __init__(self, step: int) -> None:
+        super().__init__(f"stopped after step {step} (MLFLOW_FINGERPRINT_STOP_AFTER)")
+        self.step = step
 
 
 class RunNotStarted(RuntimeError):

@@ -53,6 +53,10 @@ HASH_TAGS: Final[Mapping[str, str]] = MappingProxyType(
     }
 )
 
+# --- Controlled reruns (MLFLOW_FINGERPRINT_APPLY / MLFLOW_FINGERPRINT_STOP_AFTER) ---------------
+TAG_OVERRIDES: Final = "fingerprint.overrides"  # the applied values, canonical JSON
+TAG_STOPPED_AT: Final = "fingerprint.stopped_at"  # the step past STOP_AFTER the run ended at
+
 # --- Which integration recorded the run (a person may filter on it) ----------------------------
 TAG_INTEGRATION: Final = "fingerprint.integration"
 

@@ -27,9 +27,13 @@ GIT_DIFF = "MLFLOW_FINGERPRINT_GIT_DIFF"
 DISABLE = "MLFLOW_FINGERPRINT_DISABLE"
 QUIET = "MLFLOW_FINGERPRINT_QUIET"
 REQUEST_TIMEOUT = "MLFLOW_FINGERPRINT_REQUEST_TIMEOUT"
-# Set by ``fingerprint rerun`` for the training it starts (DESIGN.md, "Controlled reruns").
+# Controlled reruns (``run/apply.py``): read when a ``fingerprinted`` run opens, and unlike the
+# tuning variables above a bad value stops the program before training (a rerun that silently
+# ignored its settings would be confidently wrong).
 APPLY = "MLFLOW_FINGERPRINT_APPLY"
 STOP_AFTER = "MLFLOW_FINGERPRINT_STOP_AFTER"
+# Set by ``fingerprint rerun`` for the training it starts: the steps ``watch`` adds, the run it
+# repeats and the token it finds the new run by.
 WATCH_STEPS = "MLFLOW_FINGERPRINT_WATCH_STEPS"
 RERUN_OF = "MLFLOW_FINGERPRINT_RERUN_OF"
 RERUN_TOKEN = "MLFLOW_FINGERPRINT_RERUN_TOKEN"

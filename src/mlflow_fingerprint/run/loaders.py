@@ -22,6 +22,8 @@ from ..model.fingerprint import unavailable
 from .seeding import optional_torch
 
 OnFirst = Callable[[], None]
+# Forces a rerun's ``data.*`` values on a loader before it is described and iterated.
+Adjust = Callable[[Any], None]
 # Set on a loader iterator: the set-ups its batches count for.
 COUNTERS_ATTR = "_mlflow_fingerprint_counters"
 
@@ -187,18 +189,24 @@ class _SetUp:
 class LoaderRecorder:
     """The distinct DataLoader set-ups of one run, in the order first seen, with the batches each
     yielded; calls ``on_first_iter`` once, when the first loader starts iterating (train() is
-    under way).
+    under way), and ``adjust`` on every loader before describing it (``apply.LoaderOverrides``:
+    as the loader is iterated, before torch's own ``__iter__`` reads its settings).
 
     Loaders are told apart by their description, not their identity: a loader re-created every
     epoch is one set-up, not one entry per epoch (which would also change the recipe hash)."""
 
-    def __init__(self, on_first_iter: OnFirst | None = None) -> None:
+    def __init__(self, on_first_iter: OnFirst | None = None, adjust: Adjust | None = None) -> None:
         self._seen: dict[str, _SetUp] = {}
         self._on_first_iter = on_first_iter
+        self._adjust = adjust
         self._iterated = False
         self._lock = threading.Lock()
 
     def add(self, loader: Any) -> _SetUp:
+        """Describe ``loader`` (after ``adjust`` forced a rerun's values on it: the description
+        shows what the loader will really do) and return its set-up."""
+        if self._adjust is not None:
+            self._adjust(loader)
         description = describe(loader)
         key = json.dumps(description, sort_keys=True, default=str)
         with self._lock:

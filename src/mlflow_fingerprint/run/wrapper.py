@@ -8,6 +8,11 @@ DataLoader starts iterating (on a background thread) and, if the loaders moved o
 more batches) or none was iterated, at the end; the last capture is the run's fingerprint. Flags
 changed by ``deterministic=`` are restored when the run ends, as a context manager would.
 
+A controlled rerun (``apply``) forces field values through MLFLOW_FINGERPRINT_APPLY: the seed and
+``deterministic`` as if they were the decorator's own arguments, the other switches around them,
+and DataLoaders as they are described; MLFLOW_FINGERPRINT_STOP_AFTER ends the run FINISHED once a
+metric past that step is logged (``stop``), and then the process, with status 0.
+
 A run's state is its own: a writer built from its own tracking URI (MLflow's global URI and the
 environment are never changed), its place as the current run of the calling context while
 train() runs (``current``, where ``log_metrics`` looks), and what it writes into MLflow goes
@@ -21,11 +26,12 @@ import functools
 import json
 import os
 import random
+import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
@@ -35,17 +41,28 @@ from ..capture import RunInfo, capture
 from ..capture.context import DeterminismRequest
 from ..capture.program import call_arguments
 from ..capture.seeds import rng_state_digests
-from ..errors import RunNotStarted, warn
+from ..errors import BadOverride, RunNotStarted, TrainingStopped, warn
 from ..model.fingerprint import Fingerprint
 from ..model.vocabulary import MetricsMode
 from ..redact import redact_text, secret_env_values, strip_url_credentials
 from ..settings import settings
 from ..tracking import tags as tagging
 from ..tracking import uploader as metrics
-from ..tracking.events import CreateRun, End, JoinRun, Status
+from ..tracking.events import CreateRun, End, JoinRun, Status, Tags
 from ..tracking.spool import open_spool
 from ..tracking.values import storable
 from . import current, publish, ranks
+from .apply import (
+    Applied,
+    LoaderOverrides,
+    Overrides,
+    apply_environment,
+    apply_switches,
+    forced_deterministic,
+    forced_seed,
+    overrides_from_env,
+    stop_after_from_env,
+)
 from .loaders import LoaderRecorder, find_loaders
 from .seeding import (
     Determinism,
@@ -55,6 +72,7 @@ from .seeding import (
     optional_torch,
     seed_everything,
 )
+from .stop import StoppingSink
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -141,13 +159,51 @@ def _final_metrics(result: Any) -> dict[str, float]:
 
 
 @dataclass(frozen=True)
+class _Forced:
+    """A controlled rerun's requests (``apply``): the values forced on the run, what forcing
+    them changed in the process (undone at the end), and the step to stop after."""
+
+    overrides: Overrides = field(default_factory=Overrides)
+    environment: Applied = field(default_factory=Applied)
+    switches: Applied = field(default_factory=Applied)
+    stop_after: int | None = None
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "overrides": dict(self.overrides.values),
+            "actions": [*self.environment.actions, *self.switches.actions],
+            "stop_after": self.stop_after,
+        }
+
+
+def _requested() -> tuple[Overrides, int | None]:
+    """MLFLOW_FINGERPRINT_APPLY and _STOP_AFTER; a bad value ends the program before training
+    with one line on stderr (exit 2), as a bad command line would: a rerun that went on without
+    its settings would train for nothing and report a comparison of the wrong thing."""
+    try:
+        return overrides_from_env(), stop_after_from_env()
+    except BadOverride as exc:
+        print(f"mlflow-fingerprint: {exc}", file=sys.stderr, flush=True)
+        raise SystemExit(2) from None
+
+
+@dataclass(frozen=True)
 class _Prepared:
     """What ``open`` did before recording anything: the loaders it watches, the determinism
-    switches (undone at the end) and the RNG state digests right after seeding."""
+    switches (undone at the end), the RNG state digests right after seeding, and a rerun's
+    forced values."""
 
     recorder: LoaderRecorder
     determinism: Determinism
     digests: dict[str, Any] | None
+    forced: _Forced = field(default_factory=_Forced)
+
+    def undo(self) -> None:
+        """Stop watching loaders and put the process switches back, last set first."""
+        self.recorder.stop()
+        self.forced.switches.undo()
+        self.determinism.undo()
+        self.forced.environment.undo()
 
 
 @dataclass
@@ -199,6 +255,8 @@ class FingerprintRun:
         self._captures = _Captures()
         self._job: _Job | None = None
         self._current = ExitStack()  # this run as the calling context's current run
+        self._stopping: StoppingSink | None = None  # the sink, under MLFLOW_FINGERPRINT_STOP_AFTER
+        self._stopped_at: int | None = None
 
     @property
     def fingerprint(self) -> Fingerprint | None:
@@ -224,7 +282,13 @@ class FingerprintRun:
             sink.log_metrics(values, step)
 
     def _sink(self) -> current.MetricSink | None:
-        return self._job.sink if self._job is not None else self._writer
+        sink = self._job.sink if self._job is not None else self._writer
+        prep = self._prep
+        if sink is None or prep is None or prep.forced.stop_after is None:
+            return sink
+        if self._stopping is None or self._stopping.inner is not sink:
+            self._stopping = StoppingSink(sink, prep.forced.stop_after)
+        return self._stopping
 
     def flush(self, timeout_s: float = 30.0) -> bool:
         """Wait until MLflow has stored everything logged so far (e.g. before reading it back);
@@ -239,19 +303,29 @@ class FingerprintRun:
 
         The run's store is ``tracking_uri=``, else MLflow's tracking URI as it is now; neither
         MLflow's global URI nor the environment is changed."""
+        overrides, stop_after = _requested()
+        if overrides.values:  # the forced seed and determinism act as the arguments would
+            self.options = replace(
+                self.options,
+                seed=forced_seed(overrides, self.options.seed),
+                deterministic=forced_deterministic(overrides, self.options.deterministic),
+            )
         o = self.options
         import mlflow
 
         uri = o.tracking_uri or mlflow.get_tracking_uri()
+        environment = apply_environment(overrides)
         digests = None
         if o.seed is not None:
             seed_everything(o.seed)
             digests = rng_state_digests(optional_torch())
         determinism = apply_determinism(o.deterministic)
-        recorder = LoaderRecorder(on_first_iter=self._first_batch).start()
+        forced = _Forced(overrides, environment, apply_switches(overrides), stop_after)
+        adjust = LoaderOverrides(overrides).adjust if overrides.touches_loaders() else None
+        recorder = LoaderRecorder(on_first_iter=self._first_batch, adjust=adjust).start()
+        self._prep = _Prepared(recorder, determinism, digests, forced)
         for loader in self._loaders:
             recorder.add(loader)
-        self._prep = _Prepared(recorder, determinism, digests)
         group = None
         try:
             group = ranks.RankGroup.current()
@@ -263,8 +337,7 @@ class FingerprintRun:
             try:
                 self._record_start(mlflow, uri, group)
             except RunNotStarted:
-                recorder.stop()
-                determinism.undo()
+                self._prep.undo()
                 raise
             except Exception as exc:  # without a writer, close() only restores what open() did
                 _warn(f"recording the start of this run failed: {type(exc).__name__}: {exc}")
@@ -316,6 +389,9 @@ class FingerprintRun:
         if problem:
             writer.warn_once("disk", problem)
         writer.record(start)
+        overrides = self._prep.forced.overrides if self._prep is not None else Overrides()
+        if overrides.values:
+            writer.record(Tags({layout.TAG_OVERRIDES: redact_text(overrides.canonical(), secrets)}))
         self._publish(fp, "start")
         writer.drain()
         if not writer.wait_started(_start_timeout(o.start_timeout_s, uri)):
@@ -465,7 +541,10 @@ class FingerprintRun:
     # -- end ---------------------------------------------------------------------------------
 
     def close(self, exc: BaseException | None, result: Any = None) -> None:
-        """Log the final fingerprint, params, returned metrics and status; flush; restore."""
+        """Log the final fingerprint, params, returned metrics and status; flush; restore. A
+        ``TrainingStopped`` is no failure: the run ends FINISHED, tagged with its step."""
+        if isinstance(exc, TrainingStopped):
+            self._stopped_at, exc = exc.step, None
         rec, job, prep = self._rec, self._job, self._prep
         try:
             if rec is not None:
@@ -476,8 +555,7 @@ class FingerprintRun:
             _warn(f"could not finish recording the run: {type(error).__name__}: {error}")
         finally:
             if prep is not None:
-                prep.recorder.stop()
-                prep.determinism.undo()
+                prep.undo()
             self._current.close()
             # the side group goes with the user's destroy_process_group(), not with this object
             self._job = None
@@ -545,6 +623,8 @@ class FingerprintRun:
                     lambda: redact_text(text, secrets).encode(),
                 )
             )
+        if self._stopped_at is not None:
+            writer.record(Tags({layout.TAG_STOPPED_AT: str(self._stopped_at)}))
         if not rec.joined:
             writer.record(End(status, metrics.now_ms()))
 
@@ -573,7 +653,21 @@ class FingerprintRun:
             "deterministic": determinism.record(),
             "declared": {"batch_size": o.batch_size, "num_workers": o.num_workers},
             "captures": self._captures.stages,
+            "rerun": self._rerun_record(),
         }
+
+    def _rerun_record(self) -> dict[str, Any]:
+        """What a controlled rerun forced and where it stopped; the forced environment values
+        pass the run's redaction, as the ``fingerprint.overrides`` tag does."""
+        prep, rec = self._prep, self._rec
+        record = {
+            **(prep.forced if prep is not None else _Forced()).record(),
+            "stopped_at": self._stopped_at,
+        }
+        if rec is None or not record["overrides"]:
+            return record
+        redacted: dict[str, Any] = json.loads(redact_text(json.dumps(record), rec.secrets))
+        return redacted
 
 
 def _announce(writer: metrics.RunWriter, o: Options) -> None:
@@ -638,6 +732,9 @@ class Fingerprinted:
             run = FingerprintRun(options, find_loaders([*args, *kwargs.values()]), call).open()
             try:
                 result = func(*args, **kwargs)
+            except TrainingStopped as stop:
+                run.close(stop)
+                _leave_stopped(stop)
             except BaseException as exc:
                 run.close(exc)
                 raise
@@ -653,7 +750,18 @@ class Fingerprinted:
 
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
         self._open.pop().close(exc)
+        if isinstance(exc, TrainingStopped):
+            _leave_stopped(exc)
         return False
+
+
+def _leave_stopped(stop: TrainingStopped) -> None:
+    """After a run stopped by MLFLOW_FINGERPRINT_STOP_AFTER has ended: an outer ``fingerprinted``
+    run ends stopped too (the stop unwinds on), else the process exits with status 0, so the
+    code after the training (an evaluation, a saved model) never runs on a half-trained model."""
+    if current.current() is not None:
+        raise stop
+    raise SystemExit(0)
 
 
 def fingerprinted(
@@ -704,6 +812,14 @@ def fingerprinted(
 
     ``quiet``: no closing line on stderr (the run id and the ``fingerprint diff`` command that
     compares it with the previous run); MLFLOW_FINGERPRINT_QUIET=1 does the same.
+
+    Controlled reruns (``fingerprint rerun``), read when the run opens: MLFLOW_FINGERPRINT_APPLY,
+    a JSON object of fingerprint fields and values (``{"seeds.requested": 0,
+    "data.num_workers": 2}``; ``run.apply.SETTABLE_FIELDS``), forces them on the run (the seed
+    and determinism as ``seed=``/``deterministic=`` would) and tags it ``fingerprint.overrides``;
+    MLFLOW_FINGERPRINT_STOP_AFTER=N ends the run FINISHED once a metric with a step past N is
+    logged, tags it ``fingerprint.stopped_at`` and exits the process with status 0. A bad value
+    of either stops the program before training, with one line on stderr (exit status 2).
     """
     options = Options(
         experiment=experiment,
