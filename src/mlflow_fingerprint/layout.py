@@ -56,12 +56,10 @@ HASH_TAGS: Final[Mapping[str, str]] = MappingProxyType(
 # --- Controlled reruns (MLFLOW_FINGERPRINT_APPLY / MLFLOW_FINGERPRINT_STOP_AFTER) ---------------
 TAG_OVERRIDES: Final = "fingerprint.overrides"  # the applied values, canonical JSON
 TAG_STOPPED_AT: Final = "fingerprint.stopped_at"  # the step past STOP_AFTER the run ended at
+TAG_RERUN_OF: Final = "fingerprint.rerun_of"  # the run ``fingerprint rerun`` repeated
 
 # --- Which integration recorded the run (a person may filter on it) ----------------------------
 TAG_INTEGRATION: Final = "fingerprint.integration"
-
-# --- Controlled reruns (``fingerprint rerun`` / ``bisect``): which run a rerun repeats ---------
-TAG_RERUN_OF: Final = "fingerprint.rerun_of"
 
 # --- Bookkeeping tags no person needs to read: which spool fed the run, who ended it. They live
 # outside the ``fingerprint.`` namespace a person scans in the run table ------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..compare import bisect
@@ -205,7 +206,24 @@ def _search(
             verdict, a.run_id, b.run_id, until, (), (), cannot, tuple(job.reruns), (note,)
         )
     end = bisect.conclude(found, knobs, job.reruns)
-    notes = [_landing(job, found, cannot)]
+    landing = _landing(job, found, cannot)
+    if not landing.consistent and len(found) > 1:
+        # Single reruns under B's values are draws, not evidence: the halving may have been
+        # misled, so no set of them is claimed.
+        note = landing.note + "; which of " + ", ".join(k.field for k in found) + " lets them "
+        note += "vary was not settled (a rerun that followed A's curve may have been luck)"
+        return BisectReport(
+            "nondeterministic",
+            a.run_id,
+            b.run_id,
+            until,
+            (),
+            (),
+            cannot,
+            tuple(job.reruns),
+            (note,),
+        )
+    notes = [landing.note]
     if len(end.causes) > 1:
         notes.append("each of these moves A's curve")
     if end.untested:
@@ -227,24 +245,38 @@ def _search(
 LANDED = "with the cause(s) alone, A's rerun follows B's curve bit for bit"
 
 
-def _landing(job: Bisection, causes: list[Knob], cannot: tuple[str, ...]) -> str:
+@dataclass(frozen=True)
+class Landing:
+    """Whether the cause(s) land A's curve on B's, and whether reruns with them agree."""
+
+    note: str
+    consistent: bool = True
+
+
+def _landing(job: Bisection, causes: list[Knob], cannot: tuple[str, ...]) -> Landing:
     """Whether the cause(s) also land A's curve on B's, and if not, why not: B's value lets runs
-    vary (a second rerun with it differs from the first), or the rest is in what cannot be set
-    here."""
+    vary (a second rerun with it differs from the first, or keeps A's curve where the first left
+    it), or the rest is in what cannot be set here."""
     wanted = {k.field for k in causes}
     earlier = [r for r in job.reruns if set(r.overrides) == wanted]
     if any(r.matches == "b" for r in earlier):
-        return LANDED
+        return Landing(LANDED)
     match, again = job.rerun(causes, "the cause(s) again: do runs with B's value vary?")
     if match == "b":
-        return LANDED
+        return Landing(LANDED)
+    if match == "a" and any(r.matches != "a" for r in earlier):
+        return Landing(
+            "with B's value(s) reruns vary: the same settings left A's curve once and followed "
+            "it once",
+            consistent=False,
+        )
     if earlier and proving.parted_at(job.curves_of[earlier[0].run_id], again) is not None:
-        return (
+        return Landing(
             "with B's value, runs vary from one to the next, so no rerun follows B's curve bit "
             "for bit: the cause moves A's curve as B's setting does"
         )
     rest = ", ".join(cannot) if cannot else "not in the record (data, a variable the program reads)"
-    return f"the cause moves A's curve but does not land it on B's: the rest is {rest}"
+    return Landing(f"the cause moves A's curve but does not land it on B's: the rest is {rest}")
 
 
 def _nondeterministic(

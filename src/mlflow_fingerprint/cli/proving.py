@@ -185,18 +185,16 @@ def _read(path: Path) -> bytes | None:
     return path.read_bytes() if path.is_file() and not path.is_symlink() else None
 
 
-def tree_files(tree: Path) -> dict[str, str | None]:
-    """Tracked and untracked (not ignored) files of a worktree: path -> content digest."""
+def tree_files(tree: Path) -> dict[str, str]:
+    """The files git tracks in a worktree (with their uncommitted content): path -> digest.
+    Untracked files are data or output (an ``mlruns`` folder), linked alike into every tree."""
     import hashlib
     import subprocess
 
     listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=tree,
-        capture_output=True,
-        check=True,
+        ["git", "ls-files", "-z", "--cached"], cwd=tree, capture_output=True, check=True
     ).stdout.decode()
-    out: dict[str, str | None] = {}
+    out: dict[str, str] = {}
     for rel in filter(None, listed.split("\0")):
         path = tree / rel
         if path.is_symlink():

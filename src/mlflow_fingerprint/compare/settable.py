@@ -110,12 +110,12 @@ def knob_for(d: Difference) -> Knob | None:
 
 def split(differences: Sequence[Difference]) -> Split:
     """Knobs (one per key: every loader's worker count is one setting), what cannot be set, and
-    what does not change results."""
+    what does not change results (a run name: never rerun, whatever its spelling)."""
     knobs: dict[tuple[KnobKind, str], Knob] = {}
     cannot: list[Difference] = []
     none: list[Difference] = []
     for d in differences:
-        knob = knob_for(d)
+        knob = knob_for(d) if d.effect != "none" else None
         if knob is not None:
             knobs.setdefault((knob.kind, knob.key), knob)
         elif d.effect == "none":

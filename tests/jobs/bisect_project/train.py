@@ -1,6 +1,6 @@
-"""A small training project for ``fingerprint rerun`` / ``fingerprint bisect`` tests: a two-layer
-network on a small synthetic dataset, its options on the command line, its model and loss in their own files
-(``model.py``, ``helpers.py``) so that a commit can change one without the other.
+"""A small training project for the ``fingerprint rerun`` / ``bisect`` tests: a two-layer network
+on a synthetic dataset, its options on the command line, its model, data and loss in files of
+their own (``model.py``, ``data.py``, ``helpers.py``) so that a commit can change one alone.
 
 ``tests/system/test_bisect.py`` copies this folder into a temporary git repository and runs
 ``train.py`` as a user runs it, one process per run.
@@ -26,7 +26,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=0)
     parser.add_argument("--augment", action="store_true")
     parser.add_argument("--deterministic", action="store_true")
-    parser.add_argument("--scatter", action="store_true")
+    parser.add_argument("--pad", action="store_true")
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--run-name", default=None)
     args = parser.parse_args()
@@ -38,7 +38,7 @@ def main() -> None:
         deterministic=args.deterministic,
     )
     def train(loader: DataLoader, lr: float, steps: int) -> None:
-        model = Net(scatter=args.scatter)
+        model = Net(pad=args.pad)
         optimizer = torch.optim.SGD(model.parameters(), lr=lr)
         step = 0
         while step < steps:
