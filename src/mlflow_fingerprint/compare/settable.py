@@ -42,7 +42,8 @@ FOLLOWS = re.compile(
 # Fields that differ on every run and say nothing: left out of what a bisect rules out.
 NOISE = re.compile(
     r"^platform\.(pid|memory_available_mib|boot_id)$|captured_at_stage$|batches_seen$"
-    r"|memory_used_mib$|uuid_digest$|^program\.argv$"
+    r"|memory_used_mib$|uuid_digest$|^program\.argv$|^seeds\.state_digests\."
+    r"|^program\.sources\.digest$"
 )
 
 

@@ -46,10 +46,7 @@ def _rerun_row(i: int, r: Rerun) -> tuple[str, str, str, str, str]:
 
 def _sections(report: BisectReport) -> list[tuple[str, list[str]]]:
     return [
-        (
-            "Cause",
-            [f"{c.field}: {_value(c.a)} -> {_value(c.b)} ({c.effect})" for c in report.causes],
-        ),
+        ("Cause", [_cause_line(c) for c in report.causes]),
         ("Ruled out", list(report.ruled_out)),
         ("Cannot be set here", list(report.cannot_set)),
         ("Notes", list(report.notes)),
