@@ -24,7 +24,7 @@ from mlflow_fingerprint import layout
 from support.gitrepo import git
 from support.paths import JOBS, ROOT
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 PROJECT = JOBS / "bisect_project"
 H100 = ROOT / "tests" / "fixtures" / "gpus" / "h100.json"
