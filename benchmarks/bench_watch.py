@@ -10,16 +10,19 @@ Two models on CPU, each trained inside a ``mfp.fingerprinted`` run on a fresh lo
 
 The loop alone is timed (from the ``watch`` call to the last ``optimizer.step()``), not the run's
 start and end. After a short warm-up run (imports, first allocations), unwatched and watched runs
-alternate, ``--repeats`` times each; the overhead is the ratio of the watched loop's median to
-the unwatched one's, and, steadier where others load the machine, the median of the ratios of
-each watched run to the unwatched run just before it (the two share the machine's load of the
-moment). The cost of a watched step is the median of the watched steps' durations minus the
-median of the others', in the watched runs; times the number of watched steps, over the
-unwatched loop, it gives the overhead again without the noise of whole-loop times ("from the
-steps"). ``--threads`` (default 1) is torch's intra-op thread count: on a machine others load
-too, two spinning threads measure the load more than the training.
+alternate in pairs, ``--repeats`` pairs (``--mlp-repeats`` for the MLP), every other pair in the
+other order (unwatched first, then watched first), so a load that rises or falls over the
+benchmark falls on both alike; the overhead is the ratio of the watched loop's median to the
+unwatched one's, and, steadier where others load the machine, the median of each pair's ratio
+(the two runs of a pair share the machine's load of the moment). The cost of a watched step is
+the median of the watched steps' durations minus the median of the others', in the watched
+runs; times the number of watched steps, over the unwatched loop, it gives the overhead again
+without the noise of whole-loop times ("from the steps"). ``--threads`` (default 1) is torch's
+intra-op thread count: on a machine others load too, two spinning threads measure the load more
+than the training.
 
-    python benchmarks/bench_watch.py [--steps 500] [--mlp-steps 500] [--repeats 5] [--threads 1]
+    python benchmarks/bench_watch.py [--steps 500] [--mlp-steps 500] [--repeats 9]
+        [--mlp-repeats 3] [--threads 1]
 """
 
 from __future__ import annotations
@@ -130,9 +133,9 @@ def measure(model: Model, repeats: int, folder: Path) -> None:
     MlflowClient(uri).create_experiment("bench-watch", artifact_location=(folder / "a").as_uri())
     train(model, uri, watched=True, steps=WARM_UP_STEPS)  # warm-up: imports, first allocations
     plain, watched = [], []
-    for _ in range(repeats):
-        plain.append(train(model, uri, watched=False))
-        watched.append(train(model, uri, watched=True))
+    for i in range(repeats):
+        for watching in (False, True) if i % 2 == 0 else (True, False):
+            (watched if watching else plain).append(train(model, uri, watched=watching))
     base = statistics.median(t.loop_s for t in plain)
     with_watch = statistics.median(t.loop_s for t in watched)
     base_min, with_watch_min = min(t.loop_s for t in plain), min(t.loop_s for t in watched)
@@ -167,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=500, help="digits CNN steps")
     p.add_argument("--mlp-steps", type=int, default=500, help="20M-parameter MLP steps (0: none)")
-    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--repeats", type=int, default=9, help="pairs of digits CNN runs")
+    p.add_argument("--mlp-repeats", type=int, default=3, help="pairs of MLP runs")
     p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads")
     args = p.parse_args(argv)
     import torch
@@ -176,12 +180,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads", flush=True)
     folder = Path(tempfile.mkdtemp(prefix="bench-watch-"))
     try:
-        models = [digits_model(args.steps)]
+        models = [(digits_model(args.steps), args.repeats)]
         if args.mlp_steps:
-            models.append(mlp_model(args.mlp_steps))
-        for i, model in enumerate(models):
+            models.append((mlp_model(args.mlp_steps), args.mlp_repeats))
+        for i, (model, repeats) in enumerate(models):
             (folder / str(i)).mkdir()
-            measure(model, args.repeats, folder / str(i))
+            measure(model, repeats, folder / str(i))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return 0
