@@ -164,14 +164,17 @@ def _inputs_equal(
 
 
 def _around(
-    step_a: Sequence[TensorRecord], index: int, b: dict[tuple[Any, ...], TensorRecord]
+    step_a: Sequence[TensorRecord],
+    index: int,
+    b: dict[tuple[Any, ...], TensorRecord],
+    b_cut: bool = False,
 ) -> tuple[Neighbour, ...]:
     phase = step_a[index].phase
     rows = []
     for r in step_a[max(0, index - AROUND) : index + AROUND + 1]:
-        if r.phase != phase:
-            continue
         other = b.get(r.key)
+        if r.phase != phase or (other is None and b_cut):  # not reached: neither equal nor not
+            continue
         rows.append(
             Neighbour(
                 r.phase,
@@ -206,7 +209,7 @@ def _first_in_step(a: list[TensorRecord], b: list[TensorRecord]) -> Where | None
             norm_a=r.norm,
             norm_b=other.norm if other is not None else None,
             only_in="A" if other is None else None,
-            around=_around(a, i, b_by_key),
+            around=_around(a, i, b_by_key, b_cut),
         )
     if a_cut:  # what run B has beyond run A's records, run A did not reach
         return None
