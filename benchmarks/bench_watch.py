@@ -6,19 +6,23 @@ Two models on CPU, each trained inside a ``mfp.fingerprinted`` run on a fresh lo
 
 - the digits CNN of ``examples/digits.py`` (about 100k parameters), ``--steps`` steps (500);
 - an MLP of about 20M parameters (1024 -> 4096 -> 4096 -> 10, Adam, random batches of 64),
-  ``--mlp-steps`` steps (``--mlp-steps 0`` leaves it out).
+  ``--mlp-steps`` steps (500; ``--mlp-steps 0`` leaves it out).
 
 The loop alone is timed (from the ``watch`` call to the last ``optimizer.step()``), not the run's
-start and end. Unwatched and watched runs alternate, ``--repeats`` times each, and the medians
-(and minima) are compared, so load elsewhere on the machine falls on both alike. The cost of a
-watched step is the median of the watched steps' durations minus the median of the others', in
-the watched runs; times the number of watched steps, over the unwatched loop, it gives the
-overhead again without the noise of whole-loop times on a shared machine ("from the steps"),
-and, for a run shorter than 500 steps (the MLP's, to keep the benchmark short), for 500 steps.
-``--threads`` (default 1) is torch's intra-op thread count: on a machine others load too, two
-spinning threads measure the load more than the training.
+start and end. After a short warm-up run (imports, first allocations), unwatched and watched runs
+alternate in pairs, ``--repeats`` pairs (``--mlp-repeats`` for the MLP), every other pair in the
+other order (unwatched first, then watched first), so a load that rises or falls over the
+benchmark falls on both alike; the overhead is the ratio of the watched loop's median to the
+unwatched one's, and, steadier where others load the machine, the median of each pair's ratio
+(the two runs of a pair share the machine's load of the moment). The cost of a watched step is
+the median of the watched steps' durations minus the median of the others', in the watched
+runs; times the number of watched steps, over the unwatched loop, it gives the overhead again
+without the noise of whole-loop times ("from the steps"). ``--threads`` (default 1) is torch's
+intra-op thread count: on a machine others load too, two spinning threads measure the load more
+than the training.
 
-    python benchmarks/bench_watch.py [--steps 500] [--mlp-steps 60] [--repeats 5] [--threads 1]
+    python benchmarks/bench_watch.py [--steps 500] [--mlp-steps 500] [--repeats 9]
+        [--mlp-repeats 3] [--threads 1]
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECTED_STEPS = 500  # a shorter run's per-step figures are also given for a run this long
+WARM_UP_STEPS = 20
 
 
 @dataclass(frozen=True)
@@ -94,7 +99,7 @@ def mlp_model(steps: int) -> Model:
     return Model("MLP", build, batches, steps)
 
 
-def train(model: Model, uri: str, watched: bool) -> Timing:
+def train(model: Model, uri: str, watched: bool, steps: int | None = None) -> Timing:
     import torch
     from torch import nn
 
@@ -104,7 +109,7 @@ def train(model: Model, uri: str, watched: bool) -> Timing:
         net = model.build()
         optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
         loss_fn = nn.CrossEntropyLoss()
-        data = list(model.batches(model.steps))
+        data = list(model.batches(model.steps if steps is None else steps))
         each = []
         t0 = time.perf_counter()
         watch = mfp.watch(net) if watched else mfp.watch(net, steps=())
@@ -117,7 +122,7 @@ def train(model: Model, uri: str, watched: bool) -> Timing:
             mfp.log_metrics({"loss": loss.item()}, step=step)
             each.append(time.perf_counter() - start)
         loop = time.perf_counter() - t0
-    chosen = frozenset(s for s in watch.steps if s < model.steps) if watched else frozenset()
+    chosen = frozenset(s for s in watch.steps if s < len(data)) if watched else frozenset()
     return Timing(loop, tuple(each), chosen)
 
 
@@ -126,14 +131,15 @@ def measure(model: Model, repeats: int, folder: Path) -> None:
 
     uri = f"sqlite:///{folder / 'mlflow.db'}"
     MlflowClient(uri).create_experiment("bench-watch", artifact_location=(folder / "a").as_uri())
-    train(model, uri, watched=False)  # warm-up: imports, first allocations
+    train(model, uri, watched=True, steps=WARM_UP_STEPS)  # warm-up: imports, first allocations
     plain, watched = [], []
-    for _ in range(repeats):
-        plain.append(train(model, uri, watched=False))
-        watched.append(train(model, uri, watched=True))
+    for i in range(repeats):
+        for watching in (False, True) if i % 2 == 0 else (True, False):
+            (watched if watching else plain).append(train(model, uri, watched=watching))
     base = statistics.median(t.loop_s for t in plain)
     with_watch = statistics.median(t.loop_s for t in watched)
     base_min, with_watch_min = min(t.loop_s for t in plain), min(t.loop_s for t in watched)
+    pair_ratio = statistics.median(w.loop_s / p.loop_s for p, w in zip(plain, watched, strict=True))
     chosen = watched[0].watched
     watched_steps = [t.step_s[s] for t in watched for s in t.watched]
     other_steps = [d for t in watched for s, d in enumerate(t.step_s) if s not in t.watched]
@@ -143,8 +149,10 @@ def measure(model: Model, repeats: int, folder: Path) -> None:
         f"{model.name}: {model.steps} steps, {len(chosen)} watched {sorted(chosen)}\n"
         f"  unwatched loop  {base:8.3f} s median, {base_min:8.3f} s min (of {repeats})\n"
         f"  watched loop    {with_watch:8.3f} s median, {with_watch_min:8.3f} s min\n"
-        f"  overhead        {(with_watch - base) / base * 100:+8.2f} % of medians, "
-        f"{(with_watch_min - base_min) / base_min * 100:+.2f} % of minima\n"
+        f"  ratio           {with_watch / base:8.4f} watched/unwatched medians "
+        f"({(with_watch - base) / base * 100:+.2f} %), {with_watch_min / base_min:.4f} of minima\n"
+        f"  pair ratio      {pair_ratio:8.4f} median over the pairs "
+        f"({(pair_ratio - 1) * 100:+.2f} %)\n"
         f"  a plain step    {plain_step * 1000:8.2f} ms (median, unwatched runs)\n"
         f"  a watched step  {per_step * 1000:+8.2f} ms more (median)\n"
         f"  from the steps  {len(chosen) * per_step / (plain_step * model.steps) * 100:+8.2f} %",
@@ -161,8 +169,9 @@ def measure(model: Model, repeats: int, folder: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=500, help="digits CNN steps")
-    p.add_argument("--mlp-steps", type=int, default=60, help="20M-parameter MLP steps (0: none)")
-    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--mlp-steps", type=int, default=500, help="20M-parameter MLP steps (0: none)")
+    p.add_argument("--repeats", type=int, default=9, help="pairs of digits CNN runs")
+    p.add_argument("--mlp-repeats", type=int, default=3, help="pairs of MLP runs")
     p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads")
     args = p.parse_args(argv)
     import torch
@@ -171,12 +180,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads", flush=True)
     folder = Path(tempfile.mkdtemp(prefix="bench-watch-"))
     try:
-        models = [digits_model(args.steps)]
+        models = [(digits_model(args.steps), args.repeats)]
         if args.mlp_steps:
-            models.append(mlp_model(args.mlp_steps))
-        for i, model in enumerate(models):
+            models.append((mlp_model(args.mlp_steps), args.mlp_repeats))
+        for i, (model, repeats) in enumerate(models):
             (folder / str(i)).mkdir()
-            measure(model, args.repeats, folder / str(i))
+            measure(model, repeats, folder / str(i))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return 0

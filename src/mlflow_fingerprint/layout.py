@@ -102,7 +102,9 @@ RUN_ARTIFACT: Final = "fingerprint/run.json"
 TRACEBACK_ARTIFACT: Final = "fingerprint/traceback.txt"
 
 NUMERICS_DIR: Final = "fingerprint/numerics"  # ``mfp.watch``: digests of a step's tensors
-STEPS_ARTIFACT: Final = "fingerprint/numerics/steps.jsonl"
+STEPS_ARTIFACT: Final = "fingerprint/numerics/steps.jsonl"  # rank 0's (a single process's)
+# Under ``metrics="per_rank"``, rank N > 0's records: this, then ``<N>.jsonl`` (``steps_artifact``).
+STEPS_RANK_PREFIX: Final = "fingerprint/numerics/steps.rank"
 
 RANKS_DIR: Final = "fingerprint/ranks"  # every rank's whole fingerprint, one file per rank
 REPORT_DIR: Final = "fingerprint/diff"  # ``fingerprint diff --log-to RUN`` reports
@@ -116,6 +118,13 @@ def rank_file(rank: int) -> str:
 def rank_artifact(rank: int) -> str:
     """The artifact path of rank ``rank``'s fingerprint."""
     return f"{RANKS_DIR}/{rank_file(rank)}"
+
+
+def steps_artifact(rank: int = 0) -> str:
+    """Where ``mfp.watch`` stores rank ``rank``'s records: rank 0's (and a single process's) are
+    ``STEPS_ARTIFACT``, the one ``fingerprint diff`` reads; another rank's, kept only under
+    ``metrics="per_rank"``, ``steps.rank<N>.jsonl`` beside it."""
+    return STEPS_ARTIFACT if rank == 0 else f"{STEPS_RANK_PREFIX}{rank}.jsonl"
 
 
 def report_artifact(a: str, b: str, extension: str) -> str:

@@ -32,9 +32,11 @@ REQUEST_TIMEOUT = "MLFLOW_FINGERPRINT_REQUEST_TIMEOUT"
 # ignored its settings would be confidently wrong).
 APPLY = "MLFLOW_FINGERPRINT_APPLY"
 STOP_AFTER = "MLFLOW_FINGERPRINT_STOP_AFTER"
-# Set by ``fingerprint rerun`` for the training it starts: the steps ``watch`` adds, the run it
-# repeats and the token it finds the new run by.
+# Steps ``mfp.watch`` watches besides those it is given: ``fingerprint rerun`` sets it to the step
+# where two runs' curves part, so the rerun records that step whatever the program asks.
 WATCH_STEPS = "MLFLOW_FINGERPRINT_WATCH_STEPS"
+# Set by ``fingerprint rerun`` for the training it starts: the run it repeats, and the token it
+# finds the new run by.
 RERUN_OF = "MLFLOW_FINGERPRINT_RERUN_OF"
 RERUN_TOKEN = "MLFLOW_FINGERPRINT_RERUN_TOKEN"
 
@@ -61,6 +63,7 @@ class Settings:
     quiet: bool = False  # no closing line with the run id and the diff command
     # How long a command (show, diff, find, sync) waits for one answer of a tracking server.
     request_timeout_s: float = 5.0
+    watch_steps: tuple[int, ...] = ()  # added to every ``mfp.watch``'s steps
 
 
 def _seconds(text: str) -> float:
@@ -77,6 +80,14 @@ def _flag(text: str) -> bool:
     if word in _FALSE:
         return False
     raise ValueError("not one of 1/0, true/false, yes/no, on/off")
+
+
+def _steps(text: str) -> tuple[int, ...]:
+    """``"20"`` or ``"0, 20,21"``: step numbers (non-negative integers), comma-separated."""
+    steps = tuple(int(part) for part in text.split(",") if part.strip())
+    if any(step < 0 for step in steps):
+        raise ValueError("a step number cannot be negative")
+    return steps
 
 
 def _diff(text: str) -> tuple[DiffMode, int]:
@@ -124,4 +135,5 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
         disabled=_read(env, DISABLE, _flag, base.disabled),
         quiet=_read(env, QUIET, _flag, base.quiet),
         request_timeout_s=_read(env, REQUEST_TIMEOUT, _seconds, base.request_timeout_s),
+        watch_steps=_read(env, WATCH_STEPS, _steps, base.watch_steps),
     )

@@ -270,6 +270,98 @@ def test_the_records_are_in_execution_order_and_reach_the_run(uri):
     assert (last.digest, last.norm) == (digest, norm)
 
 
+# -- a step the run ends inside, and the rerun's steps ------------------------------------------
+
+
+class EndsHere(Exception):
+    """Raised by ``small_training`` between a step's backward pass and its update."""
+
+
+def small_training(
+    uri: str, name: str, watched: tuple[int, ...] = (0, 2), end_inside: int | None = None
+) -> str:
+    """4 steps of SGD on a small MLP, the same weights and batches in every run; ``end_inside``:
+    that step's update never happens (an exception after its backward pass ends the run)."""
+    g = torch.Generator().manual_seed(1)
+    batches = [torch.randn(8, 4, generator=g) for _ in range(4)]
+    try:
+        with mfp.fingerprinted(experiment="watch", run_name=name, seed=0, tracking_uri=uri) as run:
+            model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 1))
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            mfp.watch(model, steps=watched)
+            for step, x in enumerate(batches):
+                optimizer.zero_grad()
+                model(x).sum().backward()
+                if step == end_inside:
+                    raise EndsHere
+                optimizer.step()
+    except EndsHere:
+        pass
+    return str(run.run_id)
+
+
+def stored_records(uri: str, run_id: str, artifact: str | None = None):
+    from mlflow import MlflowClient
+
+    from mlflow_fingerprint import layout
+
+    folder = Path(uri.removeprefix("sqlite:///")).parent / run_id
+    folder.mkdir(exist_ok=True)
+    local = MlflowClient(uri).download_artifacts(
+        run_id, artifact or layout.STEPS_ARTIFACT, str(folder)
+    )
+    return decode(Path(local).read_bytes())
+
+
+def test_a_step_the_run_ends_inside_is_kept_partial_and_not_read_as_a_difference(uri):
+    from mlflow import MlflowClient
+
+    from mlflow_fingerprint.compare.where import locate
+
+    whole = stored_records(uri, small_training(uri, "whole"))
+    ended_id = small_training(uri, "ended", end_inside=2)
+    assert MlflowClient(uri).get_run(ended_id).info.status == "FAILED"
+    ended = stored_records(uri, ended_id)
+    # step 0 completed: every phase, not partial; step 2 as far as it got, marked partial
+    assert {r.phase for r in ended if r.step == 0} == {"forward", "backward", "optimizer"}
+    assert not any(r.partial for r in ended if r.step == 0)
+    step2 = [r for r in ended if r.step == 2]
+    assert list(dict.fromkeys(r.phase for r in step2)) == ["forward", "backward"]
+    assert all(r.partial for r in step2)
+    assert not any(r.partial for r in whole)
+    # what the ended run recorded is what the whole run computed, bit for bit
+    same = {r.key: r for r in whole}
+    assert all(r.same_tensor(same[r.key]) for r in ended)
+    # its missing update is not a difference, in either order; the note says what was compared
+    for a, b, label in ((whole, ended, "B"), (ended, whole, "A")):
+        found, note = locate(a, b, 2)
+        assert found is None
+        assert f"run {label} ended inside step 2 (it recorded forward, backward only)" in note
+        assert note.startswith("every tensor both runs recorded is equal up to step 2")
+
+
+def test_the_rerun_variable_adds_its_steps_and_a_bad_value_is_ignored_with_one_warning(
+    uri, monkeypatch
+):
+    import warnings
+
+    from mlflow_fingerprint.settings import WATCH_STEPS
+
+    monkeypatch.setenv(WATCH_STEPS, "3, 1")
+    assert {r.step for r in stored_records(uri, small_training(uri, "rerun", (0,)))} == {0, 1, 3}
+    # the step where the curves part is watched even where the program watches no step
+    monkeypatch.setenv(WATCH_STEPS, "3")
+    assert {r.step for r in stored_records(uri, small_training(uri, "rerun", ()))} == {3}
+    monkeypatch.setenv(WATCH_STEPS, "3;rerun")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run_id = small_training(uri, "bad", (0,))
+    said = [str(w.message) for w in caught if WATCH_STEPS in str(w.message)]
+    assert len(said) == 1, said
+    assert "'3;rerun' is not valid" in said[0]
+    assert {r.step for r in stored_records(uri, run_id)} == {0}  # training and watch went on
+
+
 # -- where real trainings part ------------------------------------------------------------------
 
 

@@ -168,6 +168,8 @@ def test_artifact_paths_are_their_folder_and_file() -> None:
         artifact = ARTIFACTS[name.removesuffix("_FILE") + "_ARTIFACT"]
         assert artifact == f"{layout.ARTIFACT_DIR}/{file}", name
     assert layout.rank_artifact(3) == f"{layout.RANKS_DIR}/rank-3.json"
+    assert layout.steps_artifact(0) == layout.STEPS_ARTIFACT
+    assert layout.steps_artifact(2) == f"{layout.NUMERICS_DIR}/steps.rank2.jsonl"
     assert layout.report_artifact("a", "b", "md").startswith(layout.REPORT_DIR + "/")
 
 

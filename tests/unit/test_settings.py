@@ -33,6 +33,8 @@ def test_valid_values_are_read() -> None:
     assert settings({"MLFLOW_FINGERPRINT_GIT_DIFF": "Redacted"}).git_diff_cap_bytes == (
         DEFAULT_DIFF_CAP_BYTES
     )
+    assert settings({"MLFLOW_FINGERPRINT_WATCH_STEPS": " 20, 21,"}).watch_steps == (20, 21)
+    assert settings({"MLFLOW_FINGERPRINT_WATCH_STEPS": ""}).watch_steps == ()
 
 
 @pytest.mark.parametrize(
@@ -45,6 +47,9 @@ def test_valid_values_are_read() -> None:
         ("MLFLOW_FINGERPRINT_GIT_DIFF", "redact"),
         ("MLFLOW_FINGERPRINT_GIT_DIFF", "-5"),
         ("MLFLOW_FINGERPRINT_DISABLE", "maybe"),
+        ("MLFLOW_FINGERPRINT_WATCH_STEPS", "20;21"),
+        ("MLFLOW_FINGERPRINT_WATCH_STEPS", "-3"),
+        ("MLFLOW_FINGERPRINT_WATCH_STEPS", "1.5"),
     ],
 )
 def test_a_bad_value_falls_back_with_one_warning(name: str, text: str) -> None:

@@ -11,6 +11,11 @@ themselves are not stored).
 Why "up to" the divergence step: a metric logged after the update of step ``k`` shows a change
 in that update only at step ``k + 1`` (a learning rate changed at step 20 moves the loss at step
 21); and bits can differ well before they reach the logged value.
+
+A step a run ended inside (its records marked ``partial``) is compared on what both runs
+recorded: a tensor the ended run never reached is unknown there, not different, so the report
+never says "the optimizer's update is only in run A" of a run that stopped before its update, and
+a note says which phases went uncompared.
 """
 
 from __future__ import annotations
@@ -131,10 +136,19 @@ def _by_step(records: Sequence[TensorRecord]) -> dict[int, list[TensorRecord]]:
     return steps
 
 
+def _partial(records: Sequence[TensorRecord]) -> bool:
+    """The run ended inside this step: what it did not record is unknown, not different."""
+    return any(r.partial for r in records)
+
+
 def _inputs_equal(
-    record: TensorRecord, a: Sequence[TensorRecord], b: dict[tuple[Any, ...], TensorRecord]
+    record: TensorRecord,
+    a: Sequence[TensorRecord],
+    b: dict[tuple[Any, ...], TensorRecord],
+    b_cut: bool = False,
 ) -> bool | None:
-    """Whether what ``record`` was computed from was equal in both runs (None: not watched)."""
+    """Whether what ``record`` was computed from was equal in both runs (None: not watched, or
+    not reached by a run that ended inside the step)."""
     if record.phase == "forward":
         if record.tensor == INPUT:
             return None
@@ -144,20 +158,23 @@ def _inputs_equal(
         return None if mine is None or other is None else mine.same_tensor(other)
     source: Phase = "forward" if record.phase == "backward" else "backward"
     pairs = [(r, b.get(r.key)) for r in a if r.phase == source]
-    if not pairs:
+    if not pairs or (b_cut and any(o is None for _, o in pairs)):
         return None
     return all(o is not None and r.same_tensor(o) for r, o in pairs)
 
 
 def _around(
-    step_a: Sequence[TensorRecord], index: int, b: dict[tuple[Any, ...], TensorRecord]
+    step_a: Sequence[TensorRecord],
+    index: int,
+    b: dict[tuple[Any, ...], TensorRecord],
+    b_cut: bool = False,
 ) -> tuple[Neighbour, ...]:
     phase = step_a[index].phase
     rows = []
     for r in step_a[max(0, index - AROUND) : index + AROUND + 1]:
-        if r.phase != phase:
-            continue
         other = b.get(r.key)
+        if r.phase != phase or (other is None and b_cut):  # not reached: neither equal nor not
+            continue
         rows.append(
             Neighbour(
                 r.phase,
@@ -172,8 +189,11 @@ def _around(
 
 def _first_in_step(a: list[TensorRecord], b: list[TensorRecord]) -> Where | None:
     b_by_key = {r.key: r for r in b}
+    a_cut, b_cut = _partial(a), _partial(b)
     for i, r in enumerate(a):
         other = b_by_key.get(r.key)
+        if other is None and b_cut:
+            continue  # run B ended before it reached this tensor
         if other is not None and r.same_tensor(other):
             continue
         return Where(
@@ -184,13 +204,15 @@ def _first_in_step(a: list[TensorRecord], b: list[TensorRecord]) -> Where | None
             tensor=r.tensor,
             name=r.name,
             inputs=None if (r.phase == "forward" and r.tensor == INPUT) else INPUTS_OF[r.phase],
-            inputs_equal=_inputs_equal(r, a, b_by_key),
+            inputs_equal=_inputs_equal(r, a, b_by_key, b_cut),
             rel_diff=rel_diff(r.norm, other.norm) if other is not None else None,
             norm_a=r.norm,
             norm_b=other.norm if other is not None else None,
             only_in="A" if other is None else None,
-            around=_around(a, i, b_by_key),
+            around=_around(a, i, b_by_key, b_cut),
         )
+    if a_cut:  # what run B has beyond run A's records, run A did not reach
+        return None
     a_keys = {r.key for r in a}
     extra = next((r for r in b if r.key not in a_keys), None)
     if extra is None:
@@ -212,7 +234,13 @@ def locate(
         found = _first_in_step(steps_a[step], steps_b[step])
         if found is not None:
             return found, None
+    cut = _cut(steps_a, steps_b, both)
     if divergence_step in steps_a and divergence_step in steps_b:
+        if cut:
+            return None, (
+                f"every tensor both runs recorded is equal up to step {divergence_step}, where "
+                f"the curves part; {cut}: what it did not record is not compared"
+            )
         return None, (
             f"every tensor mfp.watch recorded is equal up to step {divergence_step}, where the "
             "curves part: the difference arises outside the watched model"
@@ -220,6 +248,20 @@ def locate(
     watched = ", ".join(str(s) for s in both) or "none"
     return None, (
         f"step {divergence_step}, where the curves part, was not watched by both runs "
-        f"(watched by both up to it: {watched}; every watched tensor is equal); "
+        f"(watched by both up to it: {watched}; every watched tensor is equal"
+        f"{'; ' + cut if cut else ''}); "
         f"mfp.watch(model, steps=[{divergence_step}]) names the tensor where they part"
     )
+
+
+def _cut(
+    steps_a: dict[int, list[TensorRecord]], steps_b: dict[int, list[TensorRecord]], both: list[int]
+) -> str | None:
+    """'run B ended inside step 21 (it recorded forward only)', for each such step compared."""
+    said = []
+    for step in both:
+        for label, records in (("A", steps_a[step]), ("B", steps_b[step])):
+            if _partial(records):
+                phases = ", ".join(dict.fromkeys(r.phase for r in records))
+                said.append(f"run {label} ended inside step {step} (it recorded {phases} only)")
+    return "; ".join(said) or None

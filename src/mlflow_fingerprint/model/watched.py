@@ -25,7 +25,9 @@ class TensorRecord:
     ``module`` is the module's path in the model (``""`` for the model itself), ``kind`` its class
     name; ``tensor`` is ``input``, ``output`` (``output.<i>``) or, for a gradient or a parameter,
     the parameter's name inside its module (``weight``). ``call`` counts the module's forward
-    calls (or a gradient's accumulations) within the step, from 0."""
+    calls (or a gradient's accumulations) within the step, from 0. ``partial``: the run ended
+    inside this record's step (after its forward pass, say, before its update), so the step's
+    later tensors were never recorded; their absence says nothing about the other run."""
 
     step: int
     phase: Phase
@@ -37,6 +39,7 @@ class TensorRecord:
     shape: tuple[int, ...]
     digest: str
     norm: float
+    partial: bool = False
 
     def __post_init__(self) -> None:
         check(self.phase, PHASES, "phase")
@@ -59,7 +62,7 @@ class TensorRecord:
         return (self.dtype, self.shape, self.digest) == (other.dtype, other.shape, other.digest)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        line = {
             "step": self.step,
             "phase": self.phase,
             "module": self.module,
@@ -71,6 +74,9 @@ class TensorRecord:
             "digest": self.digest,
             "norm": self.norm,
         }
+        if self.partial:  # only then: the lines of every completed step stay as they were
+            line["partial"] = True
+        return line
 
 
 def from_dict(line: Mapping[str, Any]) -> TensorRecord:
@@ -85,6 +91,7 @@ def from_dict(line: Mapping[str, Any]) -> TensorRecord:
         shape=tuple(int(n) for n in line["shape"]),
         digest=str(line["digest"]),
         norm=float(line["norm"]) if line.get("norm") is not None else float("nan"),
+        partial=line.get("partial") is True,
     )
 
 

@@ -18,11 +18,25 @@ removed once the last watched step is done. Watching no step installs nothing. O
 thread only the reductions run (a few integer kernels per tensor, on its device, no host copy);
 the digests are read, and the records written, by the run's writer thread
 (``fingerprint/numerics/steps.jsonl``, once: after the last watched step, or when the run ends,
-failed or not; a step the run ended inside is left out, and a process killed outright loses
-them). Uploading it after every watched step was measured to cost more, in the writer's threads
-competing with training, than the reductions themselves.
+failed or not; a process killed outright loses them). Uploading it after every watched step was
+measured to cost more, in the writer's threads competing with training, than the reductions
+themselves. A step the run ended inside (an exception in backward, a loop that stops between a
+forward pass and its update) is written as far as it got, its records marked ``partial``: the
+comparator then compares what both runs recorded and never reads a missing phase as a
+difference.
 
-Under DDP, rank 0 watches its own model replica (the run is rank 0's); other ranks watch nothing.
+Under DDP the run is rank 0's, and its ``steps.jsonl`` holds rank 0's view: rank 0's inputs and
+outputs, the gradients as rank 0's backward accumulates them (its own, before DDP's averaged
+values replace them), the parameters after the update (the same on every rank). With the run's
+``metrics="per_rank"``, every other rank watches its own replica too, into rank 0's run as
+``steps.rank<N>.jsonl`` (``layout.steps_artifact``); otherwise the other ranks watch nothing and
+install no hook. A model wrapped in ``DistributedDataParallel`` (or ``DataParallel``) is watched
+through the module it wraps: the paths are the inner model's (``features.0``, not
+``module.features.0``), the same as a single-process run's, so the two compare.
+
+``MLFLOW_FINGERPRINT_WATCH_STEPS`` (``20`` or ``20,21``) adds steps to every watch's own:
+``fingerprint rerun`` sets it to the step where the curves part, so the rerun records that step.
+A value that does not parse is ignored with one warning.
 
 Under ``torch.compile``, the watch hooks the compiled module itself (the wrapper's
 ``_orig_mod``, so paths match an uncompiled run's). Gradients and updated parameters are always
@@ -39,13 +53,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import layout
 from ..errors import warn
 from ..model.vocabulary import Phase
 from ..model.watched import INPUT, OUTPUT, TensorRecord, encode
+from ..settings import settings
 from ..tracking.events import Artifact
 from . import current
 from .digest import Pending, Weights, reduce
@@ -88,14 +103,31 @@ class _Taken:
     tensor: str
     call: int
     pending: Pending
+    partial: bool = False  # the run ended inside this step
 
     def record(self) -> TensorRecord:
         digest, norm = self.pending.value()
         p = self.pending
         return TensorRecord(
             self.step, self.phase, self.module, self.kind, self.tensor, self.call,
-            p.dtype, p.shape, digest, norm,
+            p.dtype, p.shape, digest, norm, self.partial,
         )  # fmt: skip
+
+
+def _inner(model: Any) -> Any:
+    """The module whose paths the records carry: the one a ``torch.compile`` wrapper compiled or a
+    ``DistributedDataParallel`` (``DataParallel``) wrapper replicates, so a wrapped model's
+    records line up with an unwrapped run's."""
+    from torch import nn
+
+    wrappers = (nn.parallel.DistributedDataParallel, nn.DataParallel)
+    while True:
+        if isinstance(model, wrappers):
+            model = model.module
+        elif isinstance(getattr(model, "_orig_mod", None), nn.Module):
+            model = model._orig_mod
+        else:
+            return model
 
 
 def _tensors(value: Any) -> list[Any]:
@@ -122,14 +154,21 @@ class Watch:
     """The hooks of one watched model, and the records they took. ``close()`` removes every
     hook (the run's end does it too)."""
 
-    def __init__(self, model: Any, steps: frozenset[int], writer: Any, optimizer: Any) -> None:
+    def __init__(
+        self,
+        model: Any,
+        steps: frozenset[int],
+        writer: Any,
+        optimizer: Any,
+        artifact: str = layout.STEPS_ARTIFACT,
+    ) -> None:
         self.steps = steps
         self.step = 0
-        # torch.compile's wrapper: watch the module it compiled, under the module's own paths
-        self._model = getattr(model, "_orig_mod", model)
+        self._model = _inner(model)
         self._writer = writer
+        self._artifact = artifact  # this rank's file
         self._optimizer = optimizer  # None: the first optimizer that updates the model
-        self._params = {id(p) for p in model.parameters()}
+        self._params = {id(p) for p in self._model.parameters()}
         self._weights = Weights()
         self._taken: list[_Taken] = []  # the watched step under way
         self._done: list[_Taken] = []  # the watched steps completed, not yet written
@@ -182,8 +221,8 @@ class Watch:
         self._seen.clear()
 
     def close(self) -> None:
-        """Remove every hook and write what the completed watched steps took (a step the run
-        ended inside is left out)."""
+        """Remove every hook and write what the watched steps took: a step the run ended
+        inside, as far as it got, marked partial."""
         with self._lock:
             self._finish()
 
@@ -192,6 +231,7 @@ class Watch:
             self._optimizer_hook.remove()
             self._optimizer_hook = None
         self._disarm()
+        self._done.extend(replace(t, partial=True) for t in self._taken)
         self._taken.clear()
         self.closed = True
         self._emit()
@@ -289,15 +329,19 @@ class Watch:
         def produce() -> bytes:
             return encode(t.record() for t in done)
 
-        self._writer.record(Artifact(layout.STEPS_ARTIFACT, layout.NUMERICS_DIR), produce)
+        self._writer.record(Artifact(self._artifact, layout.NUMERICS_DIR), produce)
 
 
-def _writer_of_this_rank(sink: Any) -> Any:
-    """The writer that takes this process's records: the run's, or rank 0's (None on others)."""
+def _writer_of_this_rank(sink: Any) -> tuple[Any, int]:
+    """The writer that takes this process's records, and the rank they are filed under: the
+    run's; under torchrun, rank 0's run, from rank 0 and (``metrics="per_rank"``) from the other
+    ranks, which hold a writer into it then; None on the other ranks otherwise."""
     ranks = getattr(sink, "ranks", None)
     if ranks is None:
-        return sink
-    return sink.writer if ranks.rank == 0 else None
+        return sink, 0
+    if ranks.rank == 0 or sink.mode == "per_rank":
+        return sink.writer, ranks.rank
+    return None, ranks.rank
 
 
 def watch(model: Any, steps: Iterable[int] | None = None, *, optimizer: Any = None) -> Watch:
@@ -307,24 +351,33 @@ def watch(model: Any, steps: Iterable[int] | None = None, *, optimizer: Any = No
 
     Call it inside the run, after building the model (and before its first step).
     ``fingerprint diff`` then names the first tensor where two runs part. ``steps=()`` watches
-    nothing and installs no hook. The hooks go when the run ends or on ``close()``.
+    nothing and installs no hook (unless ``MLFLOW_FINGERPRINT_WATCH_STEPS`` names steps: a
+    rerun's). The hooks go when the run ends or on ``close()``.
     """
     chosen = _steps(steps)
     sink = current.current()
     if sink is None:
         warn("mlflow-fingerprint: watch() called outside a fingerprinted run; nothing is watched")
-    writer = _writer_of_this_rank(sink) if sink is not None else None
-    handle = watch_into(writer, model, chosen, optimizer)
+    writer, rank = _writer_of_this_rank(sink) if sink is not None else (None, 0)
+    handle = watch_into(writer, model, chosen, optimizer, rank=rank)
     if not handle.closed:
         current.on_leave(handle.close)
     return handle
 
 
 def watch_into(
-    writer: Any, model: Any, steps: Iterable[int] | None = None, optimizer: Any = None
+    writer: Any,
+    model: Any,
+    steps: Iterable[int] | None = None,
+    optimizer: Any = None,
+    *,
+    rank: int = 0,
 ) -> Watch:
     """Watch ``model`` into the run of ``writer`` (a run's writer, with ``record``): the trainer
     callbacks, which hold their run's writer rather than a ``fingerprinted`` run, and close the
-    returned watch themselves. A None writer (another rank's process) watches nothing."""
-    chosen = _steps(steps)
-    return Watch(model, chosen if writer is not None else frozenset(), writer, optimizer).start()
+    returned watch themselves. A None writer (another rank's process) watches nothing; ``rank``
+    names the file (``layout.steps_artifact``)."""
+    if writer is None:
+        return Watch(model, frozenset(), None, optimizer).start()
+    chosen = _steps(steps) | frozenset(settings().watch_steps)
+    return Watch(model, chosen, writer, optimizer, layout.steps_artifact(rank)).start()

@@ -1,5 +1,9 @@
 """Read a run's ``fingerprint/numerics/steps.jsonl``, written by ``mfp.watch``, for the
-comparator."""
+comparator.
+
+Of a torchrun job, that file holds rank 0's view, and only it is compared, whichever curve
+parts: the other ranks' files (``steps.rank<N>.jsonl``, under ``metrics="per_rank"``) are kept
+in the run for a person to read, not compared (one rule, the same for every pair of runs)."""
 
 from __future__ import annotations
 
