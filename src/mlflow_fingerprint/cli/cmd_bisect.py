@@ -224,6 +224,12 @@ def _search(
             (note,),
         )
     notes = [landing.note]
+    alone = [r for r in job.reruns if set(r.overrides) == {k.field for k in found}]
+    if alone and alone[0].first_divergence_step is not None:
+        notes.append(
+            f"where inside step {alone[0].first_divergence_step} (for a model under mfp.watch): "
+            f"fingerprint diff {job.reruns[0].run_id} {alone[0].run_id}"
+        )
     if len(end.causes) > 1:
         notes.append("each of these moves A's curve")
     if end.untested:
