@@ -21,6 +21,7 @@ from mlflow_fingerprint.model.fingerprint import Fingerprint
 from mlflow_fingerprint.model.hashing import compute_hashes
 from mlflow_fingerprint.run import ranks
 from support.paths import JOBS, ROOT
+from support.torchrun import TORCHRUN_TIMEOUT_S, torchrun
 
 
 @pytest.fixture(scope="module")
@@ -123,35 +124,25 @@ def test_nccl_settings_matter_only_on_gpu_jobs(base: dict[str, Any]) -> None:
 
 # -- real torchrun jobs ------------------------------------------------------------------------
 
-TORCHRUN_TIMEOUT_S = 150
-
 
 def _torchrun(
     uri: str, *extra: str, nproc: int = 2, script: str = "ddp_digits.py"
 ) -> dict[str, Any]:
     """Run ``tests/<script>`` (a digits.py job) under torchrun; rank 0's JSON line and stderr."""
-    env = {**os.environ, "MLFLOW_TRACKING_URI": uri, "OMP_NUM_THREADS": "1"}
-    path = str(JOBS / script)
+    env = {"MLFLOW_TRACKING_URI": uri}
+    args = ("--tracking-uri", uri, *extra)
     if nproc > 1:
-        cmd = [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            f"--nproc_per_node={nproc}",
-            "--standalone",
-            path,
-        ]
+        done = torchrun(JOBS / script, *args, nproc=nproc, env=env)
     else:
-        cmd = [sys.executable, path]
-    done = subprocess.run(
-        [*cmd, "--tracking-uri", uri, *extra],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TORCHRUN_TIMEOUT_S,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
+        done = subprocess.run(
+            [sys.executable, str(JOBS / script), *args],
+            env={**os.environ, "OMP_NUM_THREADS": "1", **env},
+            capture_output=True,
+            text=True,
+            timeout=TORCHRUN_TIMEOUT_S,
+            cwd=ROOT,
+        )
+        assert done.returncode == 0, done.stderr[-4000:]
     line = [x for x in done.stdout.splitlines() if x.startswith("{")][-1]
     return {**json.loads(line), "stderr": done.stderr}
 
@@ -200,25 +191,7 @@ def test_heterogeneous_job_warns_and_says_so_in_its_tags(mlflow_server: str) -> 
 
 def _ranks_job(*flags: str) -> subprocess.CompletedProcess[str]:
     """``tests/ranks_job.py`` (the gather alone) on 2 ranks under torchrun; it must succeed."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--nproc_per_node=2",
-        "--standalone",
-        str(JOBS / "ranks_job.py"),
-        *flags,
-    ]
-    done = subprocess.run(
-        cmd,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
-        capture_output=True,
-        text=True,
-        timeout=TORCHRUN_TIMEOUT_S,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
-    return done
+    return torchrun(JOBS / "ranks_job.py", *flags)
 
 
 @pytest.mark.slow

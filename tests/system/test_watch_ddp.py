@@ -5,9 +5,6 @@ ranks install nothing, unless ``metrics="per_rank"``, where each keeps its own r
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,34 +12,20 @@ import pytest
 
 from mlflow_fingerprint import layout
 from mlflow_fingerprint.model.watched import TensorRecord, decode
-from support.paths import JOBS, ROOT
+from support.paths import JOBS
+from support.torchrun import torchrun
 
-TORCHRUN_TIMEOUT_S = 150
 MODEL_INPUT = (0, "forward", "", "input", 0)  # step 0: the batch the rank's model was given
 
 
 def job(uri: str, metrics: str, out: Path) -> list[dict[str, Any]]:
     """``tests/jobs/ddp_watch.py`` on 2 ranks; each rank's report, in rank order."""
     out.mkdir()
-    cmd = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--nproc_per_node=2",
-        "--standalone",
-        str(JOBS / "ddp_watch.py"),
+    torchrun(
+        JOBS / "ddp_watch.py",
         *("--tracking-uri", uri, "--experiment", f"watch-ddp-{metrics}"),
         *("--metrics", metrics, "--out", str(out)),
-    ]
-    done = subprocess.run(
-        cmd,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
-        capture_output=True,
-        text=True,
-        timeout=TORCHRUN_TIMEOUT_S,
-        cwd=ROOT,
     )
-    assert done.returncode == 0, done.stderr[-4000:]
     return [json.loads((out / f"rank{rank}.json").read_text()) for rank in range(2)]
 
 
