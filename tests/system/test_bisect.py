@@ -316,21 +316,31 @@ def test_rerun_reproduces_a_run_and_tags_the_new_one(project: Project) -> None:
     assert project.leftovers() == []
 
 
-def test_rerun_with_a_set_value_does_not_reproduce(project: Project) -> None:
+def test_rerun_with_set_values_does_not_reproduce_and_says_what_it_set(project: Project) -> None:
+    import mlflow
+
     out = project.cli(
         "rerun",
         project.ids["a"],
-        "--set",
-        "seeds.requested=5",
-        "--until-step",
-        "1",
-        "--format",
-        "json",
+        *("--set", "seeds.requested=5", "--set", "program.options.lr=0.3"),
+        *("--until-step", "1", "--format", "json"),
     )
     assert out.returncode == 1, out.stderr[-3000:]
     result = json.loads(out.stdout)
     assert result["reproduced"] is False
-    assert result["overrides"] == {"seeds.requested": 5}
+    assert result["overrides"] == {"seeds.requested": 5, "program.options.lr": "0.3"}
+    tags = mlflow.MlflowClient(project.uri).get_run(result["run_id"]).data.tags
+    assert json.loads(tags[layout.TAG_OVERRIDES]) == {
+        "seeds.requested": 5,
+        "program.options.lr": "0.3",
+    }
+
+
+def test_a_whole_rerun_prints_its_diff_against_the_run(project: Project) -> None:
+    out = project.cli("rerun", project.ids["a"])
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "reproduced: every metric equal, bit for bit, over the whole run" in out.stdout
+    assert "verdict: same_results" in out.stdout
 
 
 @pytest.mark.parametrize(

@@ -50,6 +50,14 @@ def _machine_lines(gaps: Sequence[Any]) -> list[str]:
     return lines
 
 
+def _diff_text(run_id: str, rerun_id: str, uri: str) -> str:
+    """The diff of the rerun against RUN: what differs between them, and their curves."""
+    from ..compare import diff
+    from ..present import render
+
+    return render(diff(run_id, rerun_id, tracking_uri=uri), "text")
+
+
 def run(args: argparse.Namespace) -> int:
     cli_defaults()
     proving.require_git()
@@ -88,6 +96,10 @@ def run(args: argparse.Namespace) -> int:
             else f"not reproduced: the curves part at step {parted}"
         )
         lines = [f"rerun of {a.run_id}: run {run_id}", verdict]
-        lines.append(f"why: fingerprint diff {a.run_id} {run_id}")
-        emit("\n".join(lines) + "\n", args.output)
+        if stopped is None:  # a whole run: the diff of the two says what differs, and where
+            emit("\n".join(lines) + "\n\n" + _diff_text(a.run_id, run_id, uri), args.output)
+        else:
+            lines.append(f"the rerun stopped at step {stopped}; its record against RUN's: ")
+            lines[-1] += f"fingerprint diff {a.run_id} {run_id} --all"
+            emit("\n".join(lines) + "\n", args.output)
     return 0 if parted is None else 1

@@ -7,6 +7,7 @@ reruns stop after: a rerun "follows" a run when every shared metric agrees there
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -23,6 +24,7 @@ from ..compare.report import Difference
 from ..compare.resolve import Resolved, resolve
 from ..compare.settable import FOLLOWS, Knob, knob_for, options_with
 from ..errors import UsageError
+from ..model.hashing import canonical_json
 from ..run import rerun
 from ..tracking import history
 from ..tracking import store as tracking
@@ -142,13 +144,17 @@ class Plan:
     options: Mapping[str, Any] = field(default_factory=dict)
     env: Mapping[str, str | None] = field(default_factory=dict)
     files: tuple[str, ...] = ()
+    # What the decorator cannot see it was given (options, variables, files), by field: added to
+    # the run's ``fingerprint.overrides`` tag beside the forced settings the decorator records.
+    outside: Mapping[str, Any] = field(default_factory=dict)
 
     @staticmethod
     def of(knobs: Sequence[Knob]) -> Plan:
         by = {kind: {k.key: k.b for k in knobs if k.kind == kind} for kind in ("apply", "option")}
         env = {k.key: (None if k.b is None else str(k.b)) for k in knobs if k.kind == "env"}
         files = tuple(sorted(k.key for k in knobs if k.kind == "code"))
-        return Plan(by["apply"], by["option"], env, files)
+        outside = {k.field: k.b for k in knobs if k.kind != "apply"}
+        return Plan(by["apply"], by["option"], env, files, outside)
 
 
 def overrides_of(knobs: Sequence[Knob]) -> dict[str, Any]:
@@ -250,6 +256,10 @@ class Rerunner:
                 mlflow_client, [str(self.a.resolved.ref.experiment_id)], token
             )
             tags = mlflow_client.get_run(run_id).data.tags
+            if plan.outside:
+                forced = json.loads(tags.get(layout.TAG_OVERRIDES) or "{}")
+                every = canonical_json({**forced, **plan.outside})
+                mlflow_client.set_tag(run_id, layout.TAG_OVERRIDES, every)
         stopped = tags.get(layout.TAG_STOPPED_AT)
         found = curves(self.uri, run_id, self.names, self.until)
         return run_id, found, int(stopped) if stopped and stopped.isdigit() else None
