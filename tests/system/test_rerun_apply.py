@@ -9,6 +9,7 @@ import os
 import random
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -49,7 +50,28 @@ def canonical(values: dict[str, Any]) -> str:
     return json.dumps(values, sort_keys=True, separators=(",", ":"))
 
 
+@pytest.fixture
+def switches_off() -> Iterator[None]:
+    """Deterministic algorithms and cuDNN benchmarking off for the test, as they were after it:
+    an earlier test in this process may have left them on (Lightning's ``deterministic=True``
+    does, for the rest of the process), and the test checks that a run puts them back."""
+    cudnn = torch.backends.cudnn
+    was = (
+        torch.are_deterministic_algorithms_enabled(),
+        torch.is_deterministic_algorithms_warn_only_enabled(),
+        cudnn.benchmark,
+    )
+    torch.use_deterministic_algorithms(False)
+    cudnn.benchmark = False
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(was[0], warn_only=was[1])
+        cudnn.benchmark = was[2]
+
+
 @pytest.mark.slow
+@pytest.mark.usefixtures("switches_off")
 def test_each_applied_field_shows_in_the_captured_fingerprint(
     sqlite_tracking_uri: str, digits: ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:
