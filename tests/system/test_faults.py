@@ -30,6 +30,7 @@ from mlflow_fingerprint import layout
 from mlflow_fingerprint.errors import FingerprintWarning
 from mlflow_fingerprint.tracking import uploader as run_metrics
 from mlflow_fingerprint.tracking.spool import Spool
+from support.gitrepo import git
 from support.mlflow_team import MlflowServer
 from support.paths import FIXTURES
 from support.stored import cli, exactly_once_problems, metric_pairs
@@ -444,15 +445,6 @@ def test_nvml_handle_of_one_device_raises(error: str) -> None:
     assert "unavailable" not in gpu or len(gpu) > 1, gpu
     assert gpu["devices"][0]["name"] == "NVIDIA H100 80GB HBM3"
     assert len(gpu["devices"]) == 2
-
-
-def git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-    )
 
 
 def test_git_repository_with_a_corrupt_index(

@@ -20,6 +20,7 @@ from mlflow.tracking import MlflowClient
 
 import mlflow_fingerprint as mfp
 from mlflow_fingerprint import layout
+from support.gitrepo import git
 from support.mlflow_team import MlflowServer
 from support.postgres import Postgres
 from support.s3 import S3Store
@@ -45,15 +46,6 @@ PLANTED_ENV = {
 GIT_TOKEN = "glpat-PLANTEDgitRemote0xYz98"
 URI_PASSWORD = "uri-PLANTED-s3cr3t-Pa55"
 PLANTED = {**PLANTED_ENV, "git remote token": GIT_TOKEN, "tracking URI password": URI_PASSWORD}
-
-
-def git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-    )
 
 
 @pytest.fixture(params=["credentials-in-uri", "plain-uri"])

@@ -10,7 +10,6 @@ import importlib
 import itertools
 import json
 import random
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from mlflow_fingerprint.errors import FingerprintWarning
 from mlflow_fingerprint.model.watched import decode
 from mlflow_fingerprint.run.digest import Weights, reduce
 from mlflow_fingerprint.run.watch import default_steps
+from support.gitrepo import git
 from support.records import new_store
 
 STEPS = 30
@@ -398,15 +398,6 @@ def runs(digits, tmp_path_factory, mlflow_db_template):
             sys.modules.pop("layers", None)
             mlflow.set_tracking_uri(None)
     return ids
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
 
 
 def loss_of(runs, a: str, b: str):

@@ -13,6 +13,7 @@ import pytest
 import mlflow_fingerprint as mfp
 from mlflow_fingerprint.capture import RunInfo
 from mlflow_fingerprint.capture.program import call_arguments, parse_options
+from support.gitrepo import git
 from support.paths import ROOT
 
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4"
@@ -23,15 +24,6 @@ import helper
 import mlflow_fingerprint as mfp
 print(json.dumps(mfp.capture().to_dict()))
 """
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
 
 
 @pytest.fixture
