@@ -141,15 +141,19 @@ class RunWriter:
         """Why this run cannot be uploaded whatever the store does (its start refused), if so."""
         return self._last_error if self._stuck else None
 
-    def discard(self) -> None:
-        """Stop both threads and delete the spool: for a run refused before training began,
-        whose spool holds nothing but its start (the caller raises instead of training)."""
+    def _stop_threads(self) -> None:
+        """Tell the spool and upload threads to end, wait briefly for them, forget this writer."""
         self._closing.set()
         self._wake.set()
         self._spool_wake.set()
         self._spooler.join(timeout=5.0)
         self._uploader.join(timeout=1.0)
         _OPEN.discard(self)
+
+    def discard(self) -> None:
+        """Stop both threads and delete the spool: for a run refused before training began,
+        whose spool holds nothing but its start (the caller raises instead of training)."""
+        self._stop_threads()
         with self._release_lock:
             self._closed = self._released = True
             self.spool.remove()
@@ -180,12 +184,7 @@ class RunWriter:
         if self._closing.is_set():
             return False
         done = self.flush(timeout_s)
-        self._closing.set()
-        self._wake.set()
-        self._spool_wake.set()
-        self._spooler.join(timeout=5.0)
-        self._uploader.join(timeout=1.0)
-        _OPEN.discard(self)
+        self._stop_threads()
         if self.run_id is not None and _BY_RUN_ID.get(self.run_id) is self:
             del _BY_RUN_ID[self.run_id]
         with self._release_lock:
