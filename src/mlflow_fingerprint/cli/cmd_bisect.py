@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..compare import bisect
-from ..compare.bisect import BisectReport, BisectVerdict, Cause, Match, Rerun, Search
+from ..compare.bisect import BisectReport, Cause, Rerun, Search
+from ..compare.diff import shared_metric_names
 from ..compare.fields import field_changes
 from ..compare.settable import Knob, Split, code_knobs, split
 from ..errors import UsageError
 from ..model.fingerprint import get_path
+from ..model.vocabulary import BisectVerdict, Match
 from ..present.bisect import render
 from ..run import rerun
 from ..tracking.history import History
@@ -60,13 +62,13 @@ class Bisection:
     def __init__(
         self,
         runner: proving.Rerunner,
-        a: proving.Recorded,
         b: proving.Recorded,
+        fields: frozenset[str],
         curves: tuple[Mapping[str, History], Mapping[str, History]],
     ) -> None:
         self.runner = runner
         self.b_record = b.record
-        self.fields = {c.path for c in field_changes(a.record, b.record)}
+        self.fields = fields  # where A's record differs from B's
         self.curve_a, self.curve_b = curves
         self.reruns: list[Rerun] = []
         self.curves_of: dict[str, dict[str, History]] = {}
@@ -105,14 +107,15 @@ def _cause(knob: Knob) -> Cause:
     return Cause(knob.field, knob.a, knob.b, knob.effect)
 
 
-def _not_here(a: proving.Recorded, b: proving.Recorded, until: int) -> BisectReport | None:
+def _not_here(
+    a: proving.Recorded, b: proving.Recorded, until: int, sides: Split
+) -> BisectReport | None:
     """Where this machine is not A's in what a rerun cannot set, no rerun here stands for A:
     the report says so without rerunning anything."""
     gaps = proving.machine_gaps(a.record)
     if not gaps:
         return None
-    between = proving.cannot_set(proving.differences(a.record, b.record))
-    fields = list(dict.fromkeys([d.field for d in gaps] + [d.field for d in between]))
+    fields = list(dict.fromkeys([d.field for d in gaps] + [d.field for d in sides.cannot_set]))
     shown = ", ".join(f"{d.field} (A: {d.a}; here: {d.b})" for d in gaps[:4])
     note = (
         f"this machine differs from A's in what no rerun can set: {shown}; a rerun here cannot "
@@ -127,27 +130,28 @@ def bisect_runs(args: argparse.Namespace) -> BisectReport:
     a = proving.recorded(args.a, args.tracking_uri, args.experiment, "A")
     b = proving.recorded(args.b, args.tracking_uri, args.experiment, "B")
     uri = str(a.resolved.tracking_uri)
-    names = proving.metric_names(a.resolved, b.resolved)
+    names = shared_metric_names(a.resolved, b.resolved, None)
     if not names:
         raise UsageError("A and B share no metric: there is no curve to bisect")
-    parted = proving.parted_at(
-        proving.curves(uri, a.run_id, names, None), proving.curves(uri, b.run_id, names, None)
-    )
+    whole_a = proving.curves(uri, a.run_id, names, None)
+    whole_b = proving.curves(uri, b.run_id, names, None)
+    parted = proving.parted_at(whole_a, whole_b)
     if parted is None:
         raise UsageError(f"A and B logged the same values of {', '.join(names)}: nothing to bisect")
     until = args.until_step if args.until_step is not None else parted + proving.MARGIN
     if until < 0:
         raise UsageError(f"--until-step must be >= 0, not {until}")
-    refused = _not_here(a, b, until)
+    differences = proving.differences(a.record, b.record)
+    sides = split(differences)
+    refused = _not_here(a, b, until, sides)
     if refused is not None:
         return refused
-    sides = split(proving.differences(a.record, b.record))
     origin = proving.origin_root()
     same_code = (a.recipe.commit, a.recipe.diff_digest) == (b.recipe.commit, b.recipe.diff_digest)
     with contextlib.ExitStack() as stack:
         tree_a = stack.enter_context(rerun.checkout(a.recipe, origin, private=True))
         tree_b = tree_a if same_code else stack.enter_context(rerun.checkout(b.recipe, origin))
-        knobs = [*sides.knobs, *code_knobs(proving.changed_files(tree_a, tree_b))]
+        knobs = [*sides.knobs, *code_knobs(rerun.changed_files(tree_a, tree_b))]
         runner = proving.Rerunner(
             a,
             tree_a,
@@ -160,12 +164,9 @@ def bisect_runs(args: argparse.Namespace) -> BisectReport:
         )
         job = Bisection(
             runner,
-            a,
             b,
-            (
-                proving.curves(uri, a.run_id, names, until),
-                proving.curves(uri, b.run_id, names, until),
-            ),
+            frozenset(d.field for d in differences),
+            (proving.up_to(whole_a, until), proving.up_to(whole_b, until)),
         )
         proving.progress(
             f"A and B part at step {parted}; reruns stop after step {until}; "

@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     gaps = proving.machine_gaps(a.record)
     if args.format == "text":
         proving.progress("\n".join(_machine_lines(gaps)))
-    names = proving.metric_names(a.resolved)
+    names = sorted(a.resolved.metrics)
     with rerun.checkout(a.recipe, proving.origin_root()) as tree:
         runner = proving.Rerunner(a, tree, uri, names, args.until_step, timeout_s=args.timeout)
         proving.progress(f"rerunning {a.run_id} in {tree}")

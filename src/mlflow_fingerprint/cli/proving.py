@@ -8,7 +8,6 @@ reruns stop after: a rerun "follows" a run when every shared metric agrees there
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
@@ -22,7 +21,7 @@ from ..compare.metrics import first_divergence
 from ..compare.ranking import rank
 from ..compare.report import Difference
 from ..compare.resolve import Resolved, resolve
-from ..compare.settable import FOLLOWS, Knob, knob_for, options_with
+from ..compare.settable import Knob, knob_for, options_with
 from ..errors import UsageError
 from ..model.hashing import canonical_json
 from ..run import rerun
@@ -100,32 +99,21 @@ def machine_gaps(record: Mapping[str, Any]) -> tuple[Difference, ...]:
     )
 
 
-def cannot_set(diffs: Sequence[Difference]) -> tuple[Difference, ...]:
-    """The differences with an effect that no knob sets and that follow from none."""
-    return tuple(
-        d
-        for d in diffs
-        if d.effect != "none" and knob_for(d) is None and not FOLLOWS.match(d.field)
-    )
-
-
-def metric_names(*runs: Resolved) -> list[str]:
-    names = set(runs[0].metrics)
-    for r in runs[1:]:
-        names &= set(r.metrics)
-    return sorted(names)
-
-
 def curves(uri: str, run_id: str, names: Sequence[str], until: int | None) -> dict[str, History]:
     """Each metric's history up to and including step ``until``."""
     with tracking.store_errors(uri):
-        found = history.fetch(tracking.client(uri), uri, run_id, names)
+        return up_to(history.fetch(tracking.client(uri), uri, run_id, names), until)
+
+
+def up_to(found: Mapping[str, History], until: int | None) -> dict[str, History]:
+    """``found`` without the steps after ``until`` (all of it for None)."""
     if until is None:
-        return found
-    return {
-        name: History(h.steps[h.steps <= until], h.values[h.steps <= until])
-        for name, h in found.items()
-    }
+        return dict(found)
+    out = {}
+    for name, h in found.items():
+        kept = h.steps <= until
+        out[name] = History(h.steps[kept], h.values[kept])
+    return out
 
 
 def parted_at(x: Mapping[str, History], y: Mapping[str, History]) -> int | None:
@@ -189,32 +177,6 @@ class CodeSwap:
 
 def _read(path: Path) -> bytes | None:
     return path.read_bytes() if path.is_file() and not path.is_symlink() else None
-
-
-def tree_files(tree: Path) -> dict[str, str]:
-    """The files git tracks in a worktree (with their uncommitted content): path -> digest.
-    Untracked files are data or output (an ``mlruns`` folder), linked alike into every tree."""
-    import hashlib
-    import subprocess
-
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached"], cwd=tree, capture_output=True, check=True
-    ).stdout.decode()
-    out: dict[str, str] = {}
-    for rel in filter(None, listed.split("\0")):
-        path = tree / rel
-        if path.is_symlink():
-            out[rel] = "link:" + os.readlink(path)
-        elif path.is_file():
-            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-    return out
-
-
-def changed_files(a: Path, b: Path) -> dict[str, tuple[str | None, str | None]]:
-    fa, fb = tree_files(a), tree_files(b)
-    return {
-        p: (fa.get(p), fb.get(p)) for p in sorted(fa.keys() | fb.keys()) if fa.get(p) != fb.get(p)
-    }
 
 
 def progress(message: str) -> None:

@@ -15,13 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any
 
+from ..model.vocabulary import BISECT_VERDICTS, MATCHES, BisectVerdict, Match, check
 from .settable import Knob
-
-Match = Literal["a", "b", "neither"]
-BisectVerdict = Literal["proven", "not_settable", "nondeterministic", "not_reproducible"]
-BISECT_VERDICTS: tuple[BisectVerdict, ...] = get_args(BisectVerdict)
 
 # A bound on the fallback's reruns, whatever the knobs do together.
 MAX_FALLBACK_RERUNS = 24
@@ -39,6 +36,9 @@ class Rerun:
     # The fields of A's difference from B that had B's value in this rerun (as its own record
     # shows, and the knobs it set): what a rerun that follows A's curve rules out.
     in_effect: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        check(self.matches, MATCHES, "rerun match")
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,9 @@ class BisectReport:
     cannot_set: tuple[str, ...] = ()
     reruns: tuple[Rerun, ...] = ()
     notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        check(self.verdict, BISECT_VERDICTS, "bisect verdict")
 
     @property
     def exit_code(self) -> int:

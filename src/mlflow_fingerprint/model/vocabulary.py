@@ -17,6 +17,8 @@ The words:
 - ``Severity``: how badly an audit finding threatens reproducibility.
 - ``RefKind``: what a user's reference to a run resolved to.
 - ``OutputFormat``: what ``fingerprint diff --format`` renders a report as.
+- ``BisectVerdict``: what ``fingerprint bisect`` concludes; ``Match``: whose curve a rerun of
+  run A followed (``a``, ``b`` or ``neither``).
 - ``Phase``: where inside a training step ``mfp.watch`` recorded a tensor: a module's
   ``forward`` output (or input), a parameter's gradient after ``backward``, or a parameter after
   the ``optimizer`` step.
@@ -43,6 +45,12 @@ REF_KINDS: tuple[RefKind, ...] = get_args(RefKind)
 
 OutputFormat = Literal["text", "json", "markdown", "html"]
 OUTPUT_FORMATS: tuple[OutputFormat, ...] = get_args(OutputFormat)
+
+BisectVerdict = Literal["proven", "not_settable", "nondeterministic", "not_reproducible"]
+BISECT_VERDICTS: tuple[BisectVerdict, ...] = get_args(BisectVerdict)
+
+Match = Literal["a", "b", "neither"]
+MATCHES: tuple[Match, ...] = get_args(Match)
 
 Phase = Literal["forward", "backward", "optimizer"]
 PHASES: tuple[Phase, ...] = get_args(Phase)

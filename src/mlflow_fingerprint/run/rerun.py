@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import layout, settings
+from ..capture.program import file_sha256
 from ..errors import UsageError
 from ..model.fingerprint import get_path
 from ..redact import MASK
@@ -107,13 +108,6 @@ def repository_root(start: Path) -> Path:
         ) from None
 
 
-def _sha(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-    except OSError:
-        return None
-
-
 def _current_diff_digest(root: Path) -> str | None:
     from ..capture.git import open_repo, read_diff
 
@@ -130,7 +124,9 @@ def matches_here(recipe: Recipe, root: Path) -> bool:
         return False
     if _current_diff_digest(root) != recipe.diff_digest:
         return False
-    return all(sha is None or _sha(root / path) == sha for path, sha in recipe.sources.items())
+    return all(
+        sha is None or file_sha256(root / path) == sha for path, sha in recipe.sources.items()
+    )
 
 
 def _link_untracked(origin: Path, tree: Path, recipe: Recipe) -> None:
@@ -148,7 +144,7 @@ def _link_untracked(origin: Path, tree: Path, recipe: Recipe) -> None:
         target.symlink_to(origin / rel, target_is_directory=(origin / rel).is_dir())
     for path in recipe.untracked:
         want = recipe.sources.get(path)
-        if want is not None and _sha(tree / path) != want:
+        if want is not None and file_sha256(tree / path) != want:
             raise UsageError(
                 f"untracked file {path} is not what run {recipe.run_id} ran with, and git has "
                 "no copy of it: its code cannot be rebuilt"
@@ -273,3 +269,24 @@ def find_rerun(mlflow_client: Any, experiment_ids: Sequence[str], token: str) ->
         if runs:
             return str(runs[0].info.run_id)
     raise UsageError("the rerun's training ended without recording a fingerprinted run")
+
+
+def tree_files(tree: Path) -> dict[str, str]:
+    """The files git tracks in a worktree (with their uncommitted content): path -> digest.
+    Untracked files are data or output (an ``mlruns`` folder), linked alike into every tree."""
+    listed = _git(tree, "ls-files", "-z", "--cached")
+    out: dict[str, str] = {}
+    for rel in filter(None, listed.split("\0")):
+        path = tree / rel
+        if path.is_symlink():
+            out[rel] = "link:" + os.readlink(path)
+        elif path.is_file():
+            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return out
+
+
+def changed_files(a: Path, b: Path) -> dict[str, tuple[str | None, str | None]]:
+    fa, fb = tree_files(a), tree_files(b)
+    return {
+        p: (fa.get(p), fb.get(p)) for p in sorted(fa.keys() | fb.keys()) if fa.get(p) != fb.get(p)
+    }

@@ -162,3 +162,12 @@ def test_every_order_of_one_cause_is_found() -> None:
     for order in itertools.permutations(base):
         attempt, _ = oracle({base[0]})
         assert find_causes(list(order), Search(attempt)) == [base[0]]
+
+
+def test_a_misspelt_verdict_or_match_fails_at_construction() -> None:
+    from mlflow_fingerprint.compare.bisect import BisectReport
+
+    with pytest.raises(ValueError, match="bisect verdict"):
+        BisectReport("proved", "a", "b", 2)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="rerun match"):
+        Rerun("r", {}, "A", None)  # type: ignore[arg-type]
