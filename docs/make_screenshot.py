@@ -8,36 +8,20 @@
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))  # the process helpers the tests use
+
+from support.mlflow_team import healthy  # noqa: E402
+from support.procs import free_port, wait_for  # noqa: E402
+
 STORE = ROOT / "mlflow.db"
 OUT = ROOT / "docs" / "diff-report.png"
 EXPERIMENT = "fingerprint-demo"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_healthy(url: str, timeout_s: float = 90) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/health", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise SystemExit(f"mlflow server at {url} did not become healthy")
 
 
 def main() -> int:
@@ -65,7 +49,9 @@ def main() -> int:
         stderr=subprocess.DEVNULL,
     )
     try:
-        wait_healthy(url)
+        wait_for(
+            lambda: healthy(url), 90, f"mlflow server at {url}", alive=lambda: server.poll() is None
+        )
         with tempfile.TemporaryDirectory() as tmp:
             report = Path(tmp) / "report.html"
             cli = [

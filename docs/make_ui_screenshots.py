@@ -11,11 +11,8 @@ with its fingerprint tags) and docs/ui-report.png (the A-vs-B report in the arti
 from __future__ import annotations
 
 import io
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))  # the DevTools client the browser test uses
 
 from support.browser import Page, experiment_url, open_page, run_url, show_columns  # noqa: E402
+from support.mlflow_team import healthy  # noqa: E402
+from support.procs import free_port, wait_for  # noqa: E402
 
 STORE = ROOT / "mlflow.db"
 EXPERIMENT = "fingerprint-demo"
@@ -33,24 +32,6 @@ COLUMNS = [
     "fingerprint.num_workers",
     "fingerprint.gpu",
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_healthy(url: str, timeout_s: float = 120) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/health", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise SystemExit(f"mlflow ui at {url} did not become healthy")
 
 
 def client() -> Any:
@@ -93,7 +74,7 @@ def main() -> int:
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        wait_healthy(url)
+        wait_for(lambda: healthy(url), 120, f"mlflow ui at {url}", alive=lambda: ui.poll() is None)
         env_hash = client().get_run(b).data.tags["fingerprint.hash.env"]
         with open_page(width=1700, height=1000) as page:
             search = f"tags.`fingerprint.hash.env` = '{env_hash}'"  # runs like B's environment
