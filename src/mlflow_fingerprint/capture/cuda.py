@@ -6,6 +6,7 @@ What torch was built with (``cuda.torch_built_with``), what the driver supports
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import json
 import os
@@ -33,6 +34,39 @@ def format_cudnn(version: Any) -> Any:
         major, rest = divmod(version, 1000)
         minor, patch = divmod(rest, 100)
     return f"{major}.{minor}.{patch}"
+
+
+def _loaded_libraries(prefix: str) -> list[str]:
+    """Paths of the shared libraries named ``prefix*`` this process has mapped (Linux)."""
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return []
+    paths = {line.split()[-1] for line in maps.splitlines() if "/" in line}
+    return sorted(p for p in paths if Path(p).name.startswith(prefix))
+
+
+def _loaded_cudnn_version() -> Any:
+    """cuDNN's own ``cudnnGetVersion()``, asked of the library torch loaded. A plain getter: no
+    device, context or handle is touched, and nothing of torch.cuda runs."""
+    for path in _loaded_libraries("libcudnn.so"):
+        try:
+            return int(ctypes.CDLL(path).cudnnGetVersion())
+        except (OSError, AttributeError):
+            continue
+    return unavailable("CUDA not initialised, and no loaded libcudnn to ask")
+
+
+def cudnn_version(torch: Any) -> Any:
+    """The cuDNN torch loaded. ``torch.backends.cudnn.version()`` initialises CUDA (seen with
+    torch 2.11 on an H100: ``torch.cuda.is_initialized()`` turned true, see README, "On a real
+    GPU"), so it is read only where the program has initialised CUDA already; otherwise the loaded
+    library is asked directly, which gives the same number."""
+    if not read(torch, "version.cuda"):
+        return None
+    if torch.cuda.is_initialized():
+        return read(torch, "backends.cudnn.version", call=True)
+    return _loaded_cudnn_version()
 
 
 def _nccl_version(torch: Any) -> Any:
@@ -125,11 +159,9 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
             "computed_on": missing,
         }
     torch = ctx.torch
-    built = read(torch, "version.cuda")
-    cudnn = read(torch, "backends.cudnn.version", call=True) if built else None
     return {
-        "torch_built_with": built,
-        "cudnn_version": format_cudnn(cudnn),
+        "torch_built_with": read(torch, "version.cuda"),
+        "cudnn_version": format_cudnn(safe(lambda: cudnn_version(torch))),
         "nccl_version": safe(lambda: _nccl_version(torch)),
         "toolkit": toolkit,
         "computed_on": safe(lambda: _computed_on(ctx)),
