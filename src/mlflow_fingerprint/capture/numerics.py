@@ -11,12 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model.fingerprint import is_unavailable
+from ..model.fingerprint import is_unavailable, unavailable
 from ..model.precision import normalise_precision
 from .context import ProbeContext
 from .reading import _MISSING, attr, env_values, read, safe, torch_missing
 
-NUMERICS_ENV = ("NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE")
+NUMERICS_ENV = (
+    "NVIDIA_TF32_OVERRIDE",
+    "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE",
+    "TORCH_BLAS_PREFER_CUBLASLT",  # the initial value of preferred_blas_library
+)
 
 # backend node -> chain of fp32_precision attributes, most specific first.
 PRECISION_CHAINS: dict[str, tuple[str, ...]] = {
@@ -57,6 +61,18 @@ def resolve_precision(torch: Any, node: str) -> Any:
     return "ieee"
 
 
+def blas_library(torch: Any) -> Any:
+    """The BLAS library torch prefers for CUDA matrix products (``cublas``, ``cublaslt``; ``ck``
+    on ROCm), torch 2.3+. The two pick different kernels for the same product, so a switch moves
+    the numbers (pytorch/torchtitan#2474). Reading it does not initialise CUDA."""
+    if attr(torch, "backends.cuda.preferred_blas_library") is _MISSING:
+        return unavailable("torch.backends.cuda.preferred_blas_library: torch older than 2.3")
+    backend = read(torch, "backends.cuda.preferred_blas_library", call=True)
+    if is_unavailable(backend):
+        return backend
+    return str(getattr(backend, "name", backend)).lower()
+
+
 def _raw(torch: Any) -> dict[str, Any]:
     """Every spelling as read, for people; reads that raise on mixed API use are recorded so."""
     raw: dict[str, Any] = {
@@ -88,6 +104,7 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
             "bf16_split_k": read(torch, f"{m}.allow_bf16_reduced_precision_reduction_split_k"),
         },
         "fp16_accumulation": read(torch, f"{m}.allow_fp16_accumulation"),
+        "blas_library": safe(lambda: blas_library(torch)),
         "sdpa": {
             "flash": read(torch, "backends.cuda.flash_sdp_enabled", call=True),
             "mem_efficient": read(torch, "backends.cuda.mem_efficient_sdp_enabled", call=True),
