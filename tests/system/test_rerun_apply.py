@@ -230,15 +230,18 @@ def test_forced_worker_seeding_gives_the_workers_the_draws_of_a_seed_worker_reci
 
 
 def _job(
-    tmp_path: Path, env: dict[str, str], timeout: float = 300
+    tmp_path: Path,
+    env: dict[str, str],
+    timeout: float = 300,
+    command: list[str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """``tests/jobs/stop_after_digits.py`` in a process of its own, importing this checkout's
-    package (a relative PYTHONPATH would not survive the change of directory)."""
+    """``tests/jobs/stop_after_digits.py`` (or ``command``) in a process of its own, importing
+    this checkout's package (a relative PYTHONPATH would not survive the change of directory)."""
     out = tmp_path / "out"
     out.mkdir(exist_ok=True)
     path = os.pathsep.join(p for p in (str(ROOT / "src"), os.environ.get("PYTHONPATH")) if p)
     return subprocess.run(
-        [sys.executable, str(JOBS / "stop_after_digits.py"), str(out)],
+        command or [sys.executable, str(JOBS / "stop_after_digits.py"), str(out)],
         cwd=tmp_path,
         env={
             **os.environ,
@@ -278,6 +281,34 @@ def test_stop_after_ends_a_real_training_script_finished_at_the_first_step_past_
     rerun = artifact_json(run.info.run_id, layout.RUN_FILE)["rerun"]
     assert (rerun["stop_after"], rerun["stopped_at"]) == (4, 5)
     assert list((tmp_path / "spool").glob("*")) == []  # everything reached the store
+
+
+@pytest.mark.slow
+def test_a_run_stopped_early_keeps_the_steps_it_watched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rerun watches the step where two runs part and stops just after it: the steps
+    ``mfp.watch`` recorded must reach the run. Found on an H100: the stop wrapped the run's writer
+    and the watch's records were dropped with "'StoppingSink' object has no attribute"."""
+    script = JOBS / "gpu_truth" / "train.py"
+    command = [sys.executable, str(script), "--device", "cpu", "--steps", "12"]
+    done = _job(tmp_path, {STOP_AFTER: "3", "MLFLOW_FINGERPRINT_QUIET": "1"}, command=command)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "no attribute" not in done.stderr, done.stderr[-3000:]
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
+    run = only_run("gpu-truth")
+    assert run.data.tags[layout.TAG_STOPPED_AT] == "4"
+    path = mlflow.artifacts.download_artifacts(
+        run_id=run.info.run_id, artifact_path=layout.STEPS_ARTIFACT
+    )
+    lines = [json.loads(line) for line in Path(path).read_text().splitlines()]
+    assert {line["step"] for line in lines} == {0, 1, 2, 4}  # the default steps it reached
+    assert {line["phase"] for line in lines if line["step"] == 2} == {
+        "forward",
+        "backward",
+        "optimizer",
+    }
 
 
 @pytest.mark.slow

@@ -43,6 +43,14 @@ class StoppingSink:
     def run_id(self) -> str | None:
         return self.inner.run_id
 
+    def __getattr__(self, name: str) -> Any:
+        """Everything else is the wrapped sink's: ``mfp.watch`` writes its records through the
+        run's writer (``record``) and reads its ranks, and a rerun stopped early must still write
+        the steps it watched (a rerun's watched steps were lost without this, seen on an H100)."""
+        if name == "inner":  # not set yet (a copy being built): no recursion
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
     def log_metrics(self, values: Mapping[str, Any], step: int | None = None) -> None:
         self.inner.log_metrics(values, step)
         number = step_number(step)
