@@ -29,8 +29,8 @@ import random
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -64,6 +64,7 @@ from .apply import (
     stop_after_from_env,
 )
 from .loaders import LoaderRecorder, find_loaders
+from .provider_pause import pause_provider
 from .seeding import (
     Determinism,
     apply_determinism,
@@ -80,22 +81,6 @@ SEEDED_BY = "mlflow_fingerprint.fingerprinted"
 CAPTURE_JOIN_S = 15.0
 REMOTE_START_TIMEOUT_S = 5.0
 LOCAL_START_TIMEOUT_S = 120.0
-
-_starting: contextvars.ContextVar[bool] = contextvars.ContextVar("mfp_starting", default=False)
-
-
-def wrapper_is_starting() -> bool:
-    """True while ``fingerprinted`` resolves its own run's tags: the context provider stays out."""
-    return _starting.get()
-
-
-@contextmanager
-def _provider_off() -> Iterator[None]:
-    token = _starting.set(True)
-    try:
-        yield
-    finally:
-        _starting.reset(token)
 
 
 def fresh_run_name() -> str:
@@ -471,7 +456,7 @@ class FingerprintRun:
         }
         if active is not None:
             own[layout.MLFLOW_PARENT_RUN_ID] = active.info.run_id
-        with _provider_off():
+        with pause_provider():
             resolved = resolve_tags({**publish.run_tags(fp, secrets, o.tags), **own})
         # The named experiment, else the parent's (a child shows under it), else the active one.
         experiment_id = None
