@@ -28,10 +28,10 @@ CHILD = r"""
 import json, sys, time, warnings
 import mlflow  # imported before the clock starts: its import (seconds) is not the diff's cost
 import mlflow_fingerprint as mfp
-from mlflow_fingerprint.run import wrapper
+from mlflow_fingerprint.run import lifecycle
 
 marks = {"capture": 0.0}
-capture = wrapper.capture
+capture = lifecycle.capture
 
 def timed_capture(*args, **kwargs):
     start = time.perf_counter()
@@ -40,7 +40,7 @@ def timed_capture(*args, **kwargs):
     finally:
         marks.setdefault("start_capture", time.perf_counter() - start)
 
-wrapper.capture = timed_capture
+lifecycle.capture = timed_capture
 
 @mfp.fingerprinted(experiment="bench-diff", seed=0)
 def train(steps):

@@ -75,9 +75,9 @@ class FingerprintRunContextProvider(RunContextProvider):
         try:
             if disabled():
                 return False
-            from .wrapper import wrapper_is_starting
+            from .provider_pause import provider_paused
 
-            return not wrapper_is_starting()  # ``fingerprinted`` tags its own runs
+            return not provider_paused()  # ``fingerprinted`` tags its own runs
         except Exception as exc:  # a broken install or environment must not break start_run
             _warn_failed(exc)
             return False

@@ -1,0 +1,40 @@
+"""``Options``: the keyword arguments of ``fingerprinted``, held apart from the decorator because
+every part of a run reads them (its preparation, its start in MLflow, its end, its closing line)
+and none of those parts may import the decorator that builds them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from ..model.vocabulary import MetricsMode
+from . import ranks
+from .seeding import check_seed, determinism_mode
+
+
+@dataclass(frozen=True)
+class Options:
+    """The keyword arguments of ``fingerprinted``; validated when the decorator is built, so a bad
+    argument fails before training rather than in the middle of it."""
+
+    experiment: str | None = None
+    run_name: str | None = None
+    seed: int | None = None
+    deterministic: bool | str = False
+    tracking_uri: str | None = None
+    tags: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    batch_size: int | None = None
+    num_workers: int | None = None
+    nested: bool | None = None
+    start_timeout_s: float | None = None
+    flush_timeout_s: float = 30.0
+    metrics: MetricsMode = "rank0"
+    quiet: bool = False
+
+    def __post_init__(self) -> None:
+        determinism_mode(self.deterministic)
+        ranks.metric_mode(self.metrics)
+        if self.seed is not None:
+            check_seed(self.seed)
