@@ -25,7 +25,9 @@ import pytest
 from support.mlflow_team import MlflowServer
 from support.tracking import active_tracking_uri
 
-pytest_plugins = ["support.fixtures"]  # the team-server fixtures, registered once
+# the team-server fixtures, and the tiers: the folder sets the marker, and a unit test that trains,
+# starts a process or a server, or takes over 5 s fails (support/tiers.py)
+pytest_plugins = ["pytester", "support.fixtures", "support.tiers"]
 
 
 @pytest.fixture(scope="session")
@@ -96,13 +98,6 @@ def mlflow_server(
         yield uri
     if not mlflow_server_process.running:
         mlflow_server_process.start()
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that need ``mlflow server`` are slow by nature: mark them so."""
-    for item in items:
-        if "mlflow_server" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")

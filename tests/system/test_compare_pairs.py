@@ -17,8 +17,6 @@ from mlflow_fingerprint import diff
 from support.gitrepo import git
 from support.records import new_store
 
-pytestmark = pytest.mark.slow
-
 STEPS = ["--epochs", "1", "--max-steps", "15"]
 RUNS = {
     "a": ["--seed", "0"],

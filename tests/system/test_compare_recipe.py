@@ -20,8 +20,6 @@ from mlflow_fingerprint import diff, layout
 from support.gitrepo import git
 from support.paths import JOBS, ROOT
 
-pytestmark = pytest.mark.slow
-
 SCRIPT = JOBS / "recipe_script.py"
 
 # name -> (script, arguments, extra environment)

@@ -30,7 +30,6 @@ SCENARIOS = {
 TOP = re.compile(r"^1\s+(\S+)", re.M)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("script", sorted(SCENARIOS))
 def test_scenario_names_its_setting_first(script: str, tmp_path: Path) -> None:
     env = {
@@ -52,7 +51,6 @@ def test_scenario_names_its_setting_first(script: str, tmp_path: Path) -> None:
     assert verdict(out.stdout) in verdicts, out.stdout
 
 
-@pytest.mark.slow
 def test_tf32_scenario_without_a_gpu_diffs_recorded_gpus(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "scenario_tf32.py")],
@@ -74,7 +72,6 @@ DEMO_URL = re.compile(
 )
 
 
-@pytest.mark.slow
 def test_demo_piped_is_clean_and_leaves_the_report_in_run_b(tmp_path: Path) -> None:
     """``make demo | tee log``: no MLflow INFO lines, no carriage returns, one line per run,
     the A-vs-B report stored in run B, and the address of run B's page in the UI."""

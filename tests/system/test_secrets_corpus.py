@@ -118,7 +118,6 @@ def test_the_corpus_is_large_and_planted(tmp_path: Path) -> None:
     assert [name for name, secret in SECRETS.items() if secret not in diff] == []
 
 
-@pytest.mark.slow
 def test_no_secret_of_the_corpus_is_stored_spooled_or_printed(
     sqlite_tracking_uri: str, tmp_path: Path, spool_dir: Path
 ) -> None:
@@ -152,7 +151,6 @@ def test_no_secret_of_the_corpus_is_stored_spooled_or_printed(
     assert problems == []
 
 
-@pytest.mark.slow
 def test_no_secret_of_the_corpus_is_in_the_spool_of_an_offline_run(tmp_path: Path) -> None:
     repo = planted_repo(tmp_path)
     spool = tmp_path / "spool"

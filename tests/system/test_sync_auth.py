@@ -21,8 +21,6 @@ from mlflow_fingerprint.tracking.uploader import RunWriter, now_ms
 from support.auth_proxy import AuthProxy
 from support.stored import exactly_once_problems
 
-pytestmark = pytest.mark.slow
-
 USER, PASSWORD = "trainer", "pw-Zq81-not-in-any-file"
 TOKEN = "tok-Hh27-not-in-any-file"
 

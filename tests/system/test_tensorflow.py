@@ -68,13 +68,11 @@ def test_capture_and_seeding_never_import_tensorflow(spool_dir: Path) -> None:
     assert result["keras"] == {"imported": False}
 
 
-@pytest.mark.slow
 def test_seed_everything_seeds_an_imported_tensorflow(spool_dir: Path) -> None:
     result = job("seed")
     assert (result["tf_seed"], result["keras_seed"], result["same_draw"]) == (7, 7, True)
 
 
-@pytest.mark.slow
 def test_audit_covers_a_tensorflow_process(spool_dir: Path) -> None:
     result = job("audit")
     assert {"tensorflow_seed", "tensorflow_op_determinism"} <= set(result["before"])
@@ -101,7 +99,6 @@ def _history(uri: str, run_id: str, key: str) -> list[tuple[int, float]]:
     return [(m.step, m.value) for m in mlflow.MlflowClient(uri).get_metric_history(run_id, key)]
 
 
-@pytest.mark.slow
 def test_callback_records_the_fit_in_a_run_of_its_own(
     sqlite_tracking_uri: str, tmp_path: Path
 ) -> None:
@@ -130,7 +127,6 @@ def test_callback_records_the_fit_in_a_run_of_its_own(
     assert [s for s, _ in _history(sqlite_tracking_uri, result["run_id"], "loss")] == [0, 1]
 
 
-@pytest.mark.slow
 def test_callback_records_into_the_run_mlflow_keras_autolog_opens(
     sqlite_tracking_uri: str, tmp_path: Path
 ) -> None:
@@ -147,7 +143,6 @@ def test_callback_records_into_the_run_mlflow_keras_autolog_opens(
     assert record["tensorflow"]["imported"] is True
 
 
-@pytest.mark.slow
 def test_fingerprinted_function_that_calls_fit(sqlite_tracking_uri: str, tmp_path: Path) -> None:
     """The decorated function's run holds a fingerprint with TensorFlow in it (captured when the
     function returned) and the fit's metrics, which the callback inside sent to that run."""
@@ -174,7 +169,6 @@ SCENARIOS = {
 }
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("script", sorted(SCENARIOS))
 def test_keras_scenario_names_its_setting_first(
     script: str, sqlite_tracking_uri: str, tmp_path: Path

@@ -123,17 +123,6 @@ def test_writer_refuses_bad_values_and_stores_the_rest(
     assert not writer.spool.path.exists()  # all stored: nothing left for sync
 
 
-def test_writer_against_a_real_server(mlflow_server: str, spool_dir: Path) -> None:
-    writer, run_id = open_writer(mlflow_server, spool_dir)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        log_mixed(writer.log_metrics)
-        assert writer.close(60)
-    check_stored(mlflow_server, run_id, ours(caught))
-    assert not writer.spool.path.exists()
-
-
-@pytest.mark.slow
 def test_decorated_run_finishes_with_every_valid_value(
     sqlite_tracking_uri: str, spool_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

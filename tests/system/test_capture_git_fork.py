@@ -74,7 +74,6 @@ def recorded_git(store: Path, run_id: str) -> dict:
     return json.loads(Path(path).read_text())["git"]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("round_", [1, 2])
 def test_three_concurrent_trainings_with_workers_all_record_git(
     tmp_path: Path, round_: int

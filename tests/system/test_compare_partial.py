@@ -16,8 +16,6 @@ from mlflow_fingerprint import diff
 from mlflow_fingerprint.cli.main import main as cli
 from support.records import new_store
 
-pytestmark = pytest.mark.slow
-
 STEPS = ["--epochs", "1", "--max-steps", "6"]
 
 
