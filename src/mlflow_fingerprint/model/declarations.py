@@ -90,6 +90,7 @@ FIELDS: tuple[Declared, ...] = (
     Declared("cuda.computed_on", "numerics", tag=layout.TAG_DEVICE),
     Declared("torch.version", "numerics", tag=layout.TAG_TORCH),
     Declared("numerics.tf32", "numerics", reads=tf32_text, tag=layout.TAG_TF32),
+    Declared("numerics.blas_library", "numerics"),
     Declared(
         "determinism.summary",
         "numerics",
