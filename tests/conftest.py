@@ -100,17 +100,25 @@ def mlflow_server(
         mlflow_server_process.start()
 
 
-@pytest.fixture(scope="session")
-def digits() -> ModuleType:
-    """``examples/digits.py`` as a module: the shared small CNN on scikit-learn's digits."""
-    path = Path(__file__).resolve().parent.parent / "examples" / "digits.py"
-    spec = importlib.util.spec_from_file_location("digits_example", path)
+def load_example(name: str, module_name: str) -> ModuleType:
+    """``examples/<name>.py`` imported as ``module_name`` (kept in ``sys.modules``: DataLoader
+    workers pickle its classes by module name, and the examples import each other by name)."""
+    path = Path(__file__).resolve().parent.parent / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(module_name, path)
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # DataLoader workers pickle its classes by module name
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="session")
+def digits() -> ModuleType:
+    """``examples/digits.py`` as a module: the shared small CNN on scikit-learn's digits."""
+    if "digits_data" not in sys.modules:
+        load_example("digits_data", "digits_data")  # what digits.py imports beside it
+    return load_example("digits", "digits_example")
 
 
 @pytest.fixture
