@@ -16,6 +16,8 @@ from support.lanes import Job, Lanes
 from support.paths import EXAMPLES
 from support.records import new_store
 
+# The first test to ask for a result waits while the module's processes run, side by side.
+pytestmark = pytest.mark.timeout(1200)
 # script -> (the field the diff must rank first, the verdict it must reach)
 SCENARIOS = {
     "scenario_seed.py": ("seeds.requested", {"explained"}),

@@ -30,6 +30,8 @@ from support.paths import JOBS, ROOT
 from support.records import new_store
 from support.tracking import _ISOLATE
 
+# The first test to ask for a result waits while the module's processes run, side by side.
+pytestmark = pytest.mark.timeout(1200)
 JOB = JOBS / "keras_job.py"
 TIMEOUT_S = 300
 
