@@ -24,7 +24,6 @@ from types import MappingProxyType
 from typing import Any
 
 from .. import layout
-from .fingerprint import get_path
 from .readable import (
     deterministic_text,
     driver_text,
@@ -36,6 +35,7 @@ from .readable import (
     seed_text,
     tf32_text,
 )
+from .record import get_path
 from .vocabulary import EFFECTS, Effect, check
 
 Record = Mapping[str, Any]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .fingerprint import get_path, is_unavailable
+from .record import get_path, is_unavailable
 
 Record = Mapping[str, Any]
 
