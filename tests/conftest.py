@@ -24,6 +24,7 @@ import pytest
 
 from support.mlflow_team import MlflowServer
 from support.tracking import active_tracking_uri
+from support.trained import TrainedRuns, train_runs
 
 # the team-server fixtures, and the tiers: the folder sets the marker, and a unit test that trains,
 # starts a process or a server, or takes over 5 s fails (support/tiers.py)
@@ -119,6 +120,15 @@ def digits() -> ModuleType:
     if "digits_data" not in sys.modules:
         load_example("digits_data", "digits_data")  # what digits.py imports beside it
     return load_example("digits", "digits_example")
+
+
+@pytest.fixture(scope="session")
+def digits_runs(
+    digits: ModuleType, tmp_path_factory: pytest.TempPathFactory, mlflow_db_template: Path
+) -> TrainedRuns:
+    """The digits runs that differ in one thing each (support/trained.py), trained once for the
+    whole session: the pair tests and the partial-record tests read the same runs."""
+    return train_runs(digits, tmp_path_factory.mktemp("digits-runs"), mlflow_db_template)
 
 
 @pytest.fixture

@@ -3,49 +3,25 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import shutil
-from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
 
 from mlflow_fingerprint import diff
 from mlflow_fingerprint.cli.main import main as cli
-from support.records import new_store
-
-STEPS = ["--epochs", "1", "--max-steps", "6"]
+from support.trained import TrainedRuns
 
 
-@pytest.fixture(scope="module")
-def runs(digits, tmp_path_factory, mlflow_db_template):
-    import mlflow
-    from mlflow import MlflowClient
-
-    root = tmp_path_factory.mktemp("partial")
-    uri = new_store(root, mlflow_db_template)
-    MlflowClient(uri).create_experiment("partial", artifact_location=(root / "art").as_uri())
-    ids = {}
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(root)
-        patch.setenv("MLFLOW_FINGERPRINT_SPOOL", str(root / "spool"))
-        patch.delenv("MLFLOW_TRACKING_URI", raising=False)
-        try:
-            for name, seed in (("a", "0"), ("a_again", "0"), ("seed1", "1")):
-                out = io.StringIO()
-                with contextlib.redirect_stdout(out):
-                    args = ["--seed", seed, *STEPS, "--experiment", "partial", "--run-name", name]
-                    digits.main([*args, "--tracking-uri", uri])
-                ids[name] = json.loads(out.getvalue().strip().splitlines()[-1])["run_id"]
-        finally:
-            mlflow.set_tracking_uri(None)
-    client = MlflowClient(uri)
-    for name in ("a",):  # A's local artifact folder is gone; its tags and metrics remain
-        folder = Path(urlparse(client.get_run(ids[name]).info.artifact_uri).path)
-        shutil.rmtree(folder / "fingerprint")
-    return uri, ids
+@pytest.fixture
+def runs(digits_runs: TrainedRuns) -> tuple[str, dict[str, str]]:
+    """The session's trained runs (support/trained.py); ``a`` here is ``a_partial``, whose
+    fingerprint artifact is gone, and ``a_again`` and ``seed1`` have theirs."""
+    ids = {
+        "a": digits_runs["a_partial"],
+        "a_again": digits_runs["a"],
+        "seed1": digits_runs["seed1"],
+    }
+    return digits_runs.uri, ids
 
 
 def test_a_seed_change_is_explained_from_the_tags_and_the_partial_record_is_named(runs):

@@ -79,10 +79,22 @@ def test_an_optimizer_step_is_training(guard: TierGuard) -> None:
 
 def test_time_past_the_limit_is_a_problem(guard: TierGuard) -> None:
     with guard.watching(0.05) as watch:
-        assert watch.problems() == []
+        assert watch.problems(load=1.0) == []
         time.sleep(0.1)
-    (late,) = watch.problems()
+    (late,) = watch.problems(load=1.0)
     assert late.startswith("took 0.1 s (the unit tier allows 0.05 s a test)")
+
+
+def test_the_limit_stretches_with_the_load_of_a_shared_machine(guard: TierGuard) -> None:
+    with guard.watching(5.0) as watch:
+        pass
+    assert watch.problems(elapsed_s=6.0, load=0.5) == [
+        "took 6.0 s (the unit tier allows 5 s a test)"
+    ]
+    assert watch.problems(elapsed_s=6.0, load=2.0) == []  # two runnable processes per core
+    assert watch.problems(elapsed_s=12.0, load=2.0) == [
+        "took 12.0 s (the unit tier allows 5 s a test; 10 s at this load)"
+    ]
 
 
 def test_a_slow_unit_test_fails_and_says_where_it_belongs(pytester: pytest.Pytester) -> None:
@@ -95,7 +107,15 @@ def test_a_slow_unit_test_fails_and_says_where_it_belongs(pytester: pytest.Pytes
         (pytester.path / "tests" / tier / f"test_{tier}.py").write_text(body)
     shutil.move(pytester.path / "conftest.py", pytester.path / "tests" / "conftest.py")
     result = pytester.runpytest_inprocess(
-        "tests", "-p", "no:cacheprovider", "--unit-limit", "0.2", "-m", "not slow"
+        "tests",
+        "-p",
+        "no:cacheprovider",
+        "--unit-limit",
+        "0.2",
+        "--unit-load",
+        "1",
+        "-m",
+        "not slow",
     )
     result.assert_outcomes(passed=2, errors=1, deselected=2)
     result.stdout.fnmatch_lines(
