@@ -9,16 +9,14 @@ from pathlib import Path
 import pytest
 
 import mlflow_fingerprint as mfp
-from support.gitrepo import committed_repo, git
+from support.gitrepo import REMOTE_TOKEN, git, repo_with_token_remote
 
-TOKEN = "secret-token-4f9a1c"
+TOKEN = REMOTE_TOKEN
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = committed_repo(tmp_path / "repo", {"train.py": "lr = 0.1\n"})
-    git(root, "remote", "add", "origin", f"https://user:{TOKEN}@example.com/r.git")
-    return root
+    return repo_with_token_remote(tmp_path / "repo")
 
 
 def test_clean_repo_records_commit_branch_and_clean_state(repo: Path) -> None:
