@@ -112,11 +112,11 @@ def test_every_run_of_a_sweep_ends_finished_with_every_value_once(
     print(f"{name}: slowest log_metrics call {slowest * 1000:.1f} ms ({cpu * 1000:.1f} ms CPU)")
 
 
-def test_a_sweep_says_nothing_about_an_unreachable_server(swept: dict[str, Any]) -> None:
-    """No process of any sweep met a broken store or called a file a server."""
-    err = swept["done"].stderr
-    for words in ("Traceback", "half-migrated", "not answering", "tracking server", "locked"):
-        assert words not in err, err[-3000:]
+def test_no_training_of_a_sweep_had_anything_to_warn_about(swept: dict[str, Any]) -> None:
+    """No process met a broken store, a store it took for an unreachable server, or one locked
+    for longer than the uploader waits before saying so: the package said nothing at all."""
+    ours = [line for line in swept["done"].stderr.splitlines() if "mlflow-fingerprint" in line]
+    assert ours == []
 
 
 # The revision MLflow's migrations had reached in a file a real sweep left half-migrated: the
