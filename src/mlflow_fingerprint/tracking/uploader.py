@@ -44,8 +44,9 @@ _log = logging.getLogger("mlflow_fingerprint")
 INTERVAL_S = 0.05
 RETRY_S = 5.0
 CLOSE_TIMEOUT_S = 30.0
-# A sqlite file locked by another process's write (``errors.Busy``) is tried again after a short,
-# growing, jittered wait, and only reported once it has stayed locked this long.
+# A sqlite file locked by another process's write (``errors.Busy``) is tried again after a short
+# jittered wait (the sweep's processes do not retry in step), and only reported once it has
+# stayed locked this long.
 BUSY_RETRY_S = (0.2, 2.0)
 BUSY_PATIENCE_S = 60.0
 
