@@ -23,6 +23,7 @@ import dataclasses
 import logging
 import os
 import posixpath
+import random
 import threading
 import time
 from collections import deque
@@ -33,6 +34,7 @@ from typing import Any
 
 from ..errors import warn
 from ..redact import strip_url_credentials
+from . import local_store
 from .events import Artifact, Event, Item, JoinRun, Metric, encode
 from .spool import Spool, open_spool
 from .values import storable, valid_key
@@ -43,6 +45,11 @@ _log = logging.getLogger("mlflow_fingerprint")
 INTERVAL_S = 0.05
 RETRY_S = 5.0
 CLOSE_TIMEOUT_S = 30.0
+# A sqlite file locked by another process's write (``errors.Busy``) is tried again after a short
+# jittered wait (the sweep's processes do not retry in step), and only reported once it has
+# stayed locked this long.
+BUSY_RETRY_S = (0.2, 2.0)
+BUSY_PATIENCE_S = 60.0
 
 
 def now_ms() -> int:
@@ -74,6 +81,7 @@ class RunState:
     last_error: str | None = None
     stuck: bool = False  # the last pass stopped for this spool's sake, not the store's
     unauthorized: bool = False  # the last pass was refused for its credentials (401/403)
+    busy_since: float | None = None  # the store has answered "locked" since then
     warned: set[str] = field(default_factory=set)
     bad_keys: set[str] = field(default_factory=set)
     closed: bool = False
@@ -87,8 +95,10 @@ class RunWriter:
     wake-up stay attributes of their own: ``log_metrics`` touches nothing else."""
 
     def __init__(self, spool: Spool, uri: str) -> None:
+        from .credentials import for_mlflow
+
         self.spool = spool
-        self.uri = uri
+        self.uri = for_mlflow(uri)  # on the caller's thread: the one write to the environment
         self.state = RunState()
         self.signals = Signals()
         self._queue: deque[Any] = deque()
@@ -205,7 +215,8 @@ class RunWriter:
             self.signals.wake.set()
             while self.spool.acked().offset < size:
                 remaining = deadline - time.monotonic()
-                if remaining <= 0 or (state.pass_count >= first_pass and state.last_error):
+                failed = state.last_error and state.busy_since is None  # busy: it is retried
+                if remaining <= 0 or (state.pass_count >= first_pass and failed):
                     return False
                 passes.wait(min(remaining, 0.5))
         return True
@@ -259,6 +270,15 @@ class RunWriter:
             return (
                 f"this run cannot be uploaded to {uri}: {reason}; its fingerprint and metrics "
                 f"are kept in {self.spool.path}, for `fingerprint sync` once that is fixed."
+            )
+        if local_store.sqlite_file(self.uri) is not None:  # a file: no server to wait for
+            if local_store.broken(self.uri, reason):
+                return local_store.half_migrated(self.uri, reason, self.spool.path)
+            return (
+                f"{local_store.failure(self.uri, reason)}; training goes on and this run's "
+                f"fingerprint and metrics are kept in {self.spool.path}. They are written to "
+                "the file once it can be used again; if this process ends first, run "
+                "`fingerprint sync`."
             )
         return (
             f"tracking server {uri} {state} ({reason}); training "
@@ -358,8 +378,13 @@ class RunWriter:
                 f"the tracking store refused {refusal}; kept with the reason in "
                 f"{self.spool.path} (`fingerprint sync` shows it)",
             )
-        self.state.stuck = outcome.stuck is not None
-        self.state.unauthorized = outcome.unauthorized
+        state = self.state
+        state.stuck = outcome.stuck is not None
+        state.unauthorized = outcome.unauthorized
+        if not outcome.busy:
+            state.busy_since = None
+        elif state.busy_since is None:
+            state.busy_since = time.monotonic()
         return outcome.error or outcome.stuck
 
     def _upload_loop(self) -> None:
@@ -371,9 +396,7 @@ class RunWriter:
         finally:
             with self._release_lock:
                 self.state.uploader_done = True
-                if (
-                    self.state.closed
-                ):  # close() gave up waiting for us: the spool is ours to release
+                if self.state.closed:  # close() gave up waiting for us: the spool is ours now
                     self._release()
 
     def _upload_until_closed(self) -> None:
@@ -394,6 +417,11 @@ class RunWriter:
                 state.last_error = error
                 state.pass_count += 1
                 signals.passes.notify_all()
+            if error and state.busy_since is not None:  # locked by a sweep's other processes
+                busy_for = time.monotonic() - state.busy_since
+                if busy_for < BUSY_PATIENCE_S:
+                    wait = random.uniform(*BUSY_RETRY_S)
+                    continue
             if error:
                 signals.started.set()  # the caller stops waiting for a run id: we are offline
                 if not (state.stuck and state.run_id is None):  # the caller raises for that one
