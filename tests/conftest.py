@@ -131,10 +131,12 @@ def digits_runs(
     return train_runs(digits, tmp_path_factory.mktemp("digits-runs"), mlflow_db_template)
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def restore_environ() -> Iterator[None]:
-    """The CLI sets MLFLOW_* variables in its own process (``--tracking-uri``, quiet defaults);
-    tests that call ``main()`` in-process use this so they do not leak into other tests."""
+    """Every test leaves ``os.environ`` as it found it. The CLI sets MLFLOW_* variables in its own
+    process (``--tracking-uri``, quiet defaults, and ``sync`` turns off MLflow's "View run" line),
+    and a test that called ``main()`` in-process without this handed them to every later test:
+    ``test_sync.py``'s syncs silenced the line ``test_sync_auth.py`` checks MLflow prints."""
     saved = dict(os.environ)
     yield
     os.environ.clear()
