@@ -113,13 +113,7 @@ def to_record(event: Event) -> dict[str, Any]:
     """The JSON object an event is stored as (the spool's shape, unchanged across versions)."""
     match event:
         case Metric():
-            return {
-                "e": event.kind,
-                "k": event.key,
-                "v": event.value,
-                "s": event.step,
-                "t": event.timestamp,
-            }
+            return metric_record(event.key, event.value, event.step, event.timestamp)
         case JoinRun():
             return {"e": event.kind, "run_id": event.run_id, "tracking_uri": _bare(event)}
         case CreateRun():
@@ -142,6 +136,17 @@ def to_record(event: Event) -> dict[str, Any]:
         case End():
             return {"e": event.kind, "status": event.status, "end_time": event.end_time}
     raise TypeError(f"not a spool event: {event!r}")
+
+
+def metric_record(key: str, value: float, step: int | None, timestamp: int) -> dict[str, Any]:
+    """A metric's JSON object, built without a ``Metric`` in between (the writer's drain spools
+    every logged value through here)."""
+    return {"e": layout.EVENT_METRIC, "k": key, "v": value, "s": step, "t": timestamp}
+
+
+def encode_metric(key: str, value: float, step: int | None, timestamp: int) -> bytes:
+    """``encode(Metric(key, value, step, timestamp))``, for the writer's drain."""
+    return spool_line(metric_record(key, value, step, timestamp))
 
 
 def _bare(event: JoinRun | CreateRun) -> str | None:

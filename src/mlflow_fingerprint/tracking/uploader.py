@@ -26,6 +26,7 @@ import posixpath
 import random
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -35,9 +36,9 @@ from typing import Any
 from ..errors import warn
 from ..redact import strip_url_credentials
 from . import local_store
-from .events import Artifact, Event, Item, JoinRun, Metric, encode
+from .events import Artifact, Event, Item, JoinRun, encode, encode_metric
 from .spool import Spool, open_spool
-from .values import storable, valid_key
+from .values import STEP_MAX, STEP_MIN, Refusal, number, refused_key, storable
 
 _log = logging.getLogger("mlflow_fingerprint")
 
@@ -50,6 +51,9 @@ CLOSE_TIMEOUT_S = 30.0
 # stayed locked this long.
 BUSY_RETRY_S = (0.2, 2.0)
 BUSY_PATIENCE_S = 60.0
+# The metric names a writer remembers as valid; past that many (a name per step, say), a new
+# name is checked on every call instead: still right, only slower.
+KNOWN_NAMES = 10_000
 
 
 def now_ms() -> int:
@@ -83,7 +87,6 @@ class RunState:
     unauthorized: bool = False  # the last pass was refused for its credentials (401/403)
     busy_since: float | None = None  # the store has answered "locked" since then
     warned: set[str] = field(default_factory=set)
-    bad_keys: set[str] = field(default_factory=set)
     closed: bool = False
     released: bool = False
     uploader_done: bool = False
@@ -91,8 +94,9 @@ class RunState:
 
 class RunWriter:
     """One run's pipeline from the training thread to the spool to MLflow. Its state is a
-    ``RunState``; the threads coordinate through ``Signals``. The queue and the spool thread's
-    wake-up stay attributes of their own: ``log_metrics`` touches nothing else."""
+    ``RunState``; the threads coordinate through ``Signals``. The queue, the spool thread's
+    wake-up, the names already checked and whether this process is a fork of the writer's stay
+    attributes of their own: ``log_metrics`` touches nothing else."""
 
     def __init__(self, spool: Spool, uri: str) -> None:
         from .credentials import for_mlflow
@@ -101,14 +105,22 @@ class RunWriter:
         self.uri = for_mlflow(uri)  # on the caller's thread: the one write to the environment
         self.state = RunState()
         self.signals = Signals()
+        # Frames of four, each added by one ``extend`` (atomic under the GIL): a metric value's
+        # (name, value, step, time in ns), or an event's (event, data, None, None). Flat, so that
+        # what the queue keeps is no tuple the garbage collector counts: a value logged does not
+        # bring the interpreter's next collection nearer (a full one, in a process that imported
+        # MLflow and torch, stalls training for tenths of a second).
         self._queue: deque[Any] = deque()
         self._spool_wake = self.signals.spool_wake  # the caller's hot path
+        self._spool_woken = self._spool_wake.is_set
+        self._names: set[str] = set()  # metric names MLflow takes (``values.valid_key``)
+        self._forked = False  # set in a forked child (``_mark_forked``): it has none of our threads
         self._disk = threading.Lock()
         self._release_lock = threading.Lock()
-        self._pid = os.getpid()  # a forked child sees another: it has none of our threads
         self._lock = spool.locked()
         if not self._lock.__enter__():
             raise RuntimeError(f"spool {spool.path} is already being written")
+        _WRITERS.add(self)
         self._spooler = threading.Thread(target=self._spool_loop, name="mfp-spool", daemon=True)
         self._uploader = threading.Thread(target=self._upload_loop, name="mfp-upload", daemon=True)
 
@@ -134,26 +146,65 @@ class RunWriter:
     # -- caller side -------------------------------------------------------------------------
 
     def log_metrics(self, metrics: Mapping[str, Any], step: int | None = None) -> None:
-        """Append to the buffer; no I/O, no lock. What MLflow cannot store (a bad step, name or
-        value) is refused here with one warning per kind, so it never reaches the uploader."""
+        """Append to the buffer: no I/O, no lock, one tuple per value. What MLflow cannot store (a
+        bad step, name or value) is refused here with one warning per kind, so it never reaches
+        the uploader.
+
+        The common call (a ``dict`` of floats under names this writer has seen, an ``int`` step
+        or none) is checked by types and set membership alone; anything else is converted or
+        refused by ``values`` (``_log_checked``, ``_log_one``)."""
+        if (
+            type(metrics) is not dict
+            or self._forked
+            or not (step is None or (type(step) is int and STEP_MIN <= step <= STEP_MAX))
+        ):
+            self._log_checked(metrics, step)
+            return
+        ts = time.time_ns()
+        names = self._names
+        for key, value in metrics.items():
+            if type(value) is float and type(key) is str and key in names:
+                self._queue.extend((key, value, step, ts))
+            else:
+                self._log_one(key, value, step, ts)
+        if not self._spool_woken():
+            self._spool_wake.set()
+
+    def _log_one(self, key: Any, value: Any, step: int | None, ts: int) -> None:
+        """One value of a checked call whose name is new to this writer or whose value is not a
+        ``float``: the name is checked (and remembered), the value converted, or either refused."""
+        known = type(key) is str and key in self._names
+        checked = number(key, value) if known else (refused_key(key) or number(key, value))
+        if isinstance(checked, Refusal):
+            self.warn_once(f"refused:{checked.kind}", checked.message)
+            return
+        if len(self._names) < KNOWN_NAMES:
+            self._names.add(key)
+        self._queue.extend((key, checked, step, ts))
+
+    def _log_checked(self, metrics: Any, step: Any) -> None:
+        """A call the fast path does not take: not a ``dict``, a step to convert or refuse, or in
+        a forked child."""
         checked = storable(metrics, step)
         for refusal in checked.refused:
             self.warn_once(f"refused:{refusal.kind}", refusal.message)
-        ts = now_ms()
-        if os.getpid() != self._pid:  # a forked child (a DataLoader worker): no threads of ours
+        ts = time.time_ns()
+        if self._forked:
             self._log_from_fork(checked.values, checked.step, ts)
             return
-        for key, number in checked.values:
-            self._queue.append((key, number, checked.step, ts))
-        if not self._spool_wake.is_set():
+        for key, value in checked.values:
+            self._queue.extend((key, value, checked.step, ts))
+        if checked.values and not self._spool_woken():
             self._spool_wake.set()
 
     def _log_from_fork(self, values: list[tuple[str, float]], step: int | None, ts: int) -> None:
         """Deliver values logged in a forked child (``__getitem__``, ``worker_init_fn`` of a
         DataLoader worker) that inherited this writer but none of its threads: appended straight
         to the spool, one ``O_APPEND`` write each (atomic among processes), where the parent's
-        uploader picks them up. Refused with one warning where the spool lives in memory."""
-        lines = [encode(Metric(k, v, step, ts)) for k, v in values if valid_key(k)]
+        uploader picks them up. Refused with one warning where the spool lives in memory.
+        ``values`` are checked (``values.storable``), ``ts`` in ns."""
+        ms = ts // 1_000_000
+        lines = [encode_metric(k, v, step, ms) for k, v in values]
         if not lines:
             return
         if self.spool.full is not None:
@@ -172,7 +223,7 @@ class RunWriter:
     def record(self, event: Event, data: Callable[[], bytes] | None = None) -> None:
         """Queue a non-metric event, in order with the metrics; ``data`` produces an artifact's
         content, on the spool thread."""
-        self._queue.append((event, data))
+        self._queue.extend((event, data, None, None))
         self._spool_wake.set()
 
     def wait_started(self, timeout_s: float) -> bool:
@@ -294,21 +345,13 @@ class RunWriter:
         it needs the records durable now: the lock keeps the order). True if it wrote anything."""
         with self._disk:
             lines: list[bytes] = []
-            while self._queue:
-                item = self._queue.popleft()
-                if len(item) == 4:
-                    key, value, step, ts = item
-                    if valid_key(key):
-                        lines.append(encode(Metric(key, value, step, ts)))
-                    elif key not in self.state.bad_keys:
-                        self.state.bad_keys.add(key)
-                        self.warn_once(
-                            f"key:{key}",
-                            f"metric name {key!r} is not valid in "
-                            "MLflow; its values are not logged",
-                        )
+            queue, pop = self._queue, self._queue.popleft
+            while queue:  # whole frames: each was added by one extend
+                head, second, third, ts = pop(), pop(), pop(), pop()
+                if type(head) is str:  # a metric value, checked by log_metrics
+                    lines.append(encode_metric(head, second, third, ts // 1_000_000))
                     continue
-                event, data = item
+                event, data = head, second
                 if data is not None and isinstance(event, Artifact):
                     try:
                         path = self._write_artifact(event.file, data)
@@ -431,6 +474,21 @@ class RunWriter:
 
 # Writers not yet closed, flushed at normal interpreter exit.
 _OPEN: set[RunWriter] = set()
+# Every writer of this process, for ``_mark_forked``.
+_WRITERS: weakref.WeakSet[RunWriter] = weakref.WeakSet()
+
+
+def _mark_forked() -> None:
+    """In a forked child (a DataLoader worker), every inherited writer delivers what it is given
+    straight to the spool (``_log_from_fork``): the child has none of its threads. A flag set
+    here, rather than ``os.getpid()`` compared on every call (a system call), keeps the check off
+    the hot path; a fork made by C code without CPython's fork hooks is not seen, as CPython
+    itself does not support one that goes on running Python."""
+    for writer in list(_WRITERS):
+        writer._forked = True
+
+
+os.register_at_fork(after_in_child=_mark_forked)
 # Open writers by MLflow run id, so ``log_metrics`` inside a plain ``mlflow.start_run()`` finds the
 # writer already open for that run (the context provider's, or one it opened before), and the
 # integrations' records for a run go through the one writer of that run.
@@ -494,7 +552,7 @@ def send_to_run(
 def _close_all() -> None:
     """Flush every open writer at normal interpreter exit (each within CLOSE_TIMEOUT_S)."""
     for writer in list(_OPEN):
-        if writer._pid != os.getpid():  # inherited by a fork: the parent closes it
+        if writer._forked:  # inherited by a fork: the parent closes it
             continue
         try:
             writer.close(CLOSE_TIMEOUT_S)

@@ -2,9 +2,10 @@
 
 A value MLflow would refuse must never reach the spool: the uploader would take the refusal of its
 batch for an outage (nothing after it uploaded), and ``fingerprint sync`` would stop on it. So
-every value is checked on the caller's thread, cheaply (a float under a string key, the common
-case, costs two type checks), and what cannot be stored is refused here with a reason; the
-caller warns once per kind (see ``RunWriter.log_metrics``) and training goes on.
+every value is checked on the caller's thread and what cannot be stored is refused here with a
+reason; the caller warns once per kind and training goes on. ``RunWriter.log_metrics`` checks
+the common call (floats under names it has seen, an ``int`` step) by types and set membership
+alone and comes here for the rest: a name is checked against MLflow's rule once per writer.
 """
 
 from __future__ import annotations
@@ -76,10 +77,27 @@ def _value(value: Any) -> float:
         raise ValueError("not a number") from exc
 
 
+def refused_key(key: Any) -> Refusal | None:
+    """Why ``key`` cannot name a metric in MLflow, or None: a ``str`` (not a subclass) that
+    passes MLflow's rule."""
+    if type(key) is str and valid_key(key):
+        return None
+    return Refusal("key", f"metric name {key!r} is not valid in MLflow; not logged")
+
+
+def number(key: str, value: Any) -> float | Refusal:
+    """``value`` as a float MLflow can store, or why not."""
+    try:
+        return _value(value)
+    except ValueError as exc:
+        shown = reprlib.repr(value)
+        return Refusal("value", f"metric {key!r}: {shown} is refused ({exc})")
+
+
 def storable(metrics: Any, step: Any) -> Checked:
     """The values of a ``log_metrics(metrics, step)`` call MLflow can store; never raises."""
     try:
-        number = _step(step)
+        step_number = _step(step)
     except ValueError as exc:
         message = f"step {reprlib.repr(step)} is refused ({exc}); not logged"
         return Checked(refused=[Refusal("step", message)])
@@ -89,14 +107,10 @@ def storable(metrics: Any, step: Any) -> Checked:
     values: list[tuple[str, float]] = []
     refused: list[Refusal] = []
     for key, value in metrics.items():
-        if type(key) is not str or not valid_key(key):
-            refused.append(
-                Refusal("key", f"metric name {key!r} is not valid in MLflow; not logged")
-            )
-            continue
-        try:
-            values.append((key, _value(value)))
-        except ValueError as exc:
-            shown = reprlib.repr(value)
-            refused.append(Refusal("value", f"metric {key!r}: {shown} is refused ({exc})"))
-    return Checked(values, number, refused)
+        bad_key = refused_key(key)
+        checked = number(key, value) if bad_key is None else bad_key
+        if isinstance(checked, Refusal):
+            refused.append(checked)
+        else:
+            values.append((key, checked))
+    return Checked(values, step_number, refused)
