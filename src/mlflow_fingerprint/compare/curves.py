@@ -50,7 +50,7 @@ def late_divergence(
     equal at its first logged step and parts later; None where that is not so (or not exact)."""
     if atol or rtol:
         return None
-    differing = [m for m in metrics if not m.equal]
+    differing = [m for m in metrics if not m.equal and not m.summary]
     if not differing:
         return None
     found: list[tuple[float, int]] = []

@@ -20,6 +20,7 @@ from .ranking import rank
 from .report import Difference, Enabler, MetricComparison, Report
 from .resolve import Resolved, resolve
 from .settable import split
+from .summary import Logged, shared_summaries
 from .where import locate
 
 UNEXPLAINED_NOTE = (
@@ -60,11 +61,14 @@ def compare_metrics(
     uri = a.tracking_uri or tracking.effective_uri(None)
     mlflow_client = tracking.client(uri)
     results: list[MetricComparison] = []
+    logged_a, logged_b = {}, {}
     for name in names:  # one metric's two histories in memory at a time
         with tracking.store_errors(uri):
             (ha,) = history.fetch(mlflow_client, uri, str(a.ref.run_id), [name]).values()
             (hb,) = history.fetch(mlflow_client, uri, str(b.ref.run_id), [name]).values()
         results.append(compare(name, ha, hb, atol, rtol))
+        logged_a[name], logged_b[name] = Logged.of(ha), Logged.of(hb)
+    results = as_summaries(results, shared_summaries(logged_a, logged_b))
     if all(m.equal for m in results):
         return tuple(results), ()
     with tracking.store_errors(uri):
@@ -72,6 +76,18 @@ def compare_metrics(
     results = [dataclasses.replace(m, spread=found.get(m.name)) for m in results]
     results, where_notes = locate_divergences(mlflow_client, uri, a, b, results)
     return tuple(results), tuple(n for n in (note, *where_notes) if n)
+
+
+def as_summaries(
+    results: Sequence[MetricComparison], summaries: frozenset[str]
+) -> list[MetricComparison]:
+    """The metrics in ``summaries`` marked as such: equal or not, they part at no step."""
+    return [
+        dataclasses.replace(m, summary=True, first_divergence_step=None)
+        if m.name in summaries
+        else m
+        for m in results
+    ]
 
 
 def locate_divergences(

@@ -151,6 +151,9 @@ class MetricComparison:
     curve_b: Curve = field(default_factory=Curve)
     spread: Spread | None = None
     where: Where | None = None  # the first tensor that differs, where both runs watched it
+    # Logged once, at the end of the runs (``compare.summary``): a final value, not a curve, so
+    # it never has a first divergence step.
+    summary: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -168,6 +171,7 @@ class MetricComparison:
                 "step": self.first_divergence_step,
                 "where": self.where.to_dict() if self.where is not None else None,
             },
+            "summary": self.summary,
         }
         if self.spread is not None:
             out["replicates"] = self.spread.to_dict()

@@ -77,6 +77,8 @@ def percent(value: float | None) -> str:
 
 
 def divergence_text(metric: MetricComparison) -> str:
+    if metric.summary:
+        return "summary (logged at the end)"
     if metric.first_divergence_step is None:
         return "none"
     return f"step {metric.first_divergence_step}"
