@@ -57,8 +57,17 @@ def repo_root(start: Path) -> Path | None:
     return None
 
 
-def _redact_value(name: str | None, value: str, secrets: set[str]) -> str:
-    if name is not None and SECRET_NAME.search(name):
+def secret_name(name: str) -> bool:
+    """Whether an option or argument name says its value is secret (``--api-key``, ``token``);
+    a dash spells the same word as an underscore."""
+    return bool(SECRET_NAME.search(name.lstrip("-").replace("-", "_")))
+
+
+def redact_option(name: str | None, value: str, secrets: set[str]) -> str:
+    """The value of option (or argument) ``name`` as it may be stored or shown: masked whole
+    where the name says it is secret, else with what looks like a secret masked. The one rule for
+    a command line's options and for the options a rerun is given (``--set``)."""
+    if name is not None and secret_name(name):
         return MASK
     return redact_text(value, secrets)
 
@@ -76,9 +85,9 @@ def redact_argv(argv: Sequence[str], secrets: set[str]) -> list[str]:
         secret_option = False
         if arg.startswith("-") and "=" in arg:
             name, value = arg.split("=", 1)
-            out.append(f"{name}={_redact_value(name, value, secrets)}")
+            out.append(f"{name}={redact_option(name, value, secrets)}")
         elif arg.startswith("-"):
-            secret_option = bool(SECRET_NAME.search(arg.lstrip("-")))
+            secret_option = secret_name(arg)
             out.append(arg)
         else:
             out.append(redact_text(arg, secrets))
@@ -242,7 +251,7 @@ def scalar_call(values: Mapping[str, Any], secrets: set[str]) -> dict[str, Any]:
         if value is None or isinstance(value, bool | int | float):
             out[name] = value
         elif isinstance(value, str):
-            out[name] = _redact_value(name, value, secrets)
+            out[name] = redact_option(name, value, secrets)
     return out
 
 
