@@ -16,38 +16,49 @@ if TYPE_CHECKING:
     from .compare import Report, diff
     from .errors import FingerprintError
     from .model.fingerprint import Fingerprint
+    from .prove import BisectResult, DryRun, RerunResult, bisect, rerun
     from .run import dataloader_generator, fingerprinted, log_metrics, seed_everything, seed_worker
     from .run.watch import watch
     from .version import __version__
 
 # public name -> the submodule that defines it
 _SOURCES = {
+    "BisectResult": ".prove",
+    "DryRun": ".prove",
     "Fingerprint": ".model.fingerprint",
     "FingerprintError": ".errors",
     "Report": ".compare",
+    "RerunResult": ".prove",
     "RunInfo": ".capture",
     "__version__": ".version",
+    "bisect": ".prove",
     "capture": ".capture",
     "dataloader_generator": ".run",
     "diff": ".compare",
     "fingerprinted": ".run",
     "log_metrics": ".run",
+    "rerun": ".prove",
     "seed_everything": ".run",
     "seed_worker": ".run",
     "watch": ".run.watch",
 }
 
 __all__ = [
+    "BisectResult",
+    "DryRun",
     "Fingerprint",
     "FingerprintError",
     "Report",
+    "RerunResult",
     "RunInfo",
     "__version__",
+    "bisect",
     "capture",
     "dataloader_generator",
     "diff",
     "fingerprinted",
     "log_metrics",
+    "rerun",
     "seed_everything",
     "seed_worker",
     "watch",

@@ -20,8 +20,11 @@ The hierarchy, and what a caller does with each::
     │   └── Unauthorized          401/403: the credentials were refused; keep and retry with others
     └── Rejected                  the store answered and refused: retrying cannot help
     BaseException
-    └── TrainingStopped           MLFLOW_FINGERPRINT_STOP_AFTER was reached: unwinds train() past
-                                  a user's ``except Exception``; the run ends FINISHED
+    ├── TrainingStopped           MLFLOW_FINGERPRINT_STOP_AFTER was reached: unwinds train() past
+    │                             a user's ``except Exception``; the run ends FINISHED
+    └── KeyboardInterrupt
+        └── Terminated            SIGTERM or SIGHUP reached a rerun or a bisect: unwinds it as
+                                  Ctrl-C does (its training ended, its worktree removed)
     UserWarning
     ├── FingerprintWarning        something the user should hear once (server unreachable,
     │                             a value refused); training goes on
@@ -66,6 +69,19 @@ class TrainingStopped(BaseException):
     def __init__(self, step: int) -> None:
         super().__init__(f"stopped after step {step} (MLFLOW_FINGERPRINT_STOP_AFTER)")
         self.step = step
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (or SIGHUP) reached a rerun or a bisect. A KeyboardInterrupt, so it unwinds the
+    same way Ctrl-C does: the training's process group is ended, the worktree removed and the
+    rerun's MLflow run marked KILLED on the way out."""
+
+    def __init__(self, signum: int) -> None:
+        import signal
+
+        self.signum = signum
+        self.name = signal.Signals(signum).name
+        super().__init__(f"{self.name} received")
 
 
 class RunNotStarted(RuntimeError):

@@ -57,7 +57,14 @@ def _rerun_options(p: argparse.ArgumentParser) -> None:
         "--timeout",
         type=float,
         metavar="SECONDS",
-        help="give up on a rerun whose training runs longer than this (default: no limit)",
+        help="end a rerun whose training runs longer than this, its process group and its run "
+        "(marked FAILED) with it (default: 3x the run's own wall time plus 2 minutes)",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the commit, entry point, argv, working directory, environment variables "
+        "and overrides each rerun would use, and run nothing",
     )
 
 
@@ -191,7 +198,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         module = importlib.import_module(f"{__package__}.{module_name}")
         return int(getattr(module, func_name)(args) or 0)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        from ..errors import Terminated
+
+        if isinstance(exc, Terminated):  # SIGTERM/SIGHUP, let in only while a rerun runs
+            print(f"fingerprint: ended by {exc.name}", file=sys.stderr)
+            return 128 + exc.signum
         print("fingerprint: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
