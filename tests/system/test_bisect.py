@@ -798,7 +798,7 @@ def cli_here(
         (["rerun", "a" * 31], "not a fingerprint file"),
         (["rerun", "RUN_a", "--set", "seeds.requested=many"], "seeds.requested"),
         (["rerun", "RUN_a", "--set", "numerics.env.LD_PRELOAD=/x.so"], "LD_PRELOAD"),
-        (["rerun", "RUN_a", "--timeout", "0"], "--timeout must be > 0"),
+        (["rerun", "RUN_a", "--timeout", "0"], "--timeout must be a number of seconds"),
         (["rerun", "RUN_abs_entry"], "the entry point"),
         (["rerun", "RUN_up_entry"], "the entry point '../canary.py'"),
         (["rerun", "RUN_argv0"], "argv[0]"),

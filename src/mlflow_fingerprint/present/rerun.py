@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from ..prove.results import DryRun, RerunResult
+from .escape import terminal
 
 
 def as_json(result: RerunResult | DryRun) -> str:
@@ -32,7 +33,7 @@ def rerun_text(result: RerunResult, diff_text: str | None = None) -> str:
             f"was not compared); its record against RUN's: "
             f"fingerprint diff {result.rerun_of} {result.run_id} --all"
         )
-    text = "\n".join(lines) + "\n"
+    text = terminal("\n".join(lines)) + "\n"
     return text + "\n" + diff_text if diff_text else text
 
 
@@ -72,4 +73,4 @@ def dry_run_text(result: DryRun) -> str:
         lines += ["  - none"] * (not result.settable)
         lines.append("cannot be set here:")
         lines += [f"  - {f}" for f in result.cannot_set] or ["  - none"]
-    return "\n".join(lines) + "\n"
+    return terminal("\n".join(lines)) + "\n"

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import limits
 from ..compare.settable import Knob
 from ..errors import UsageError
 from .curves import compare, read
@@ -32,19 +33,26 @@ UNKNOWN_WALL_TIMEOUT_S = 3600.0
 
 
 def time_bound(a: Recorded, timeout: float | None) -> float:
-    """Seconds a rerun of ``a`` may run: ``timeout``, else 3x its wall time plus 2 minutes."""
+    """Seconds a rerun of ``a`` may run: ``timeout``, else 3x its wall time plus 2 minutes (at
+    most the longest bound a timer takes)."""
     if timeout is not None:
-        if not timeout > 0:
-            raise UsageError(f"--timeout must be > 0, not {timeout}")
-        return float(timeout)
+        return _checked(limits.check_seconds, "timeout", timeout)
     if a.wall_s is None:
         return UNKNOWN_WALL_TIMEOUT_S
-    return WALL_FACTOR * a.wall_s + WALL_MARGIN_S
+    return min(WALL_FACTOR * a.wall_s + WALL_MARGIN_S, limits.MAX_SECONDS)
 
 
 def check_until(until_step: int | None) -> None:
-    if until_step is not None and (isinstance(until_step, bool) or until_step < 0):
-        raise UsageError(f"--until-step must be >= 0, not {until_step}")
+    if until_step is not None:
+        _checked(limits.check_step, "until_step", until_step)
+
+
+def _checked(check: Callable[[str, Any], Any], name: str, value: Any) -> Any:
+    """``check(name, value)``, its refusal one line of bad input."""
+    try:
+        return check(name, value)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _text(value: Any) -> str:
