@@ -25,6 +25,7 @@ from ..model.fingerprint import is_unavailable
 from ..model.missing import MISSING
 from ..model.variables import env_field_name, rerun_may_set, settable_value
 from ..model.vocabulary import Effect
+from ..redact import MASK
 from .report import Difference
 
 KnobKind = Literal["apply", "option", "code", "env"]
@@ -95,9 +96,12 @@ def _loader_knob(d: Difference) -> Knob | None:
     return None
 
 
-def refused_variable(d: Difference) -> bool:
-    """A recorded environment variable a rerun may not set: a name outside the allowlist, or a
-    value no environment should take from a record (a NUL, a newline, a page of text)."""
+def refused(d: Difference) -> bool:
+    """A recorded value a rerun may not set: an environment variable outside the allowlist, a
+    value no environment should take from a record (a NUL, a newline, a page of text), or an
+    option whose value the record holds masked (a secret: B's real value is not known)."""
+    if OPTION.match(d.field) and MASK in str(d.b):
+        return True
     name = env_field_name(d.field)
     if name is None:
         return False
@@ -106,7 +110,7 @@ def refused_variable(d: Difference) -> bool:
 
 def knob_for(d: Difference) -> Knob | None:
     """The knob that sets ``d`` to B's value; None where none does."""
-    if refused_variable(d):
+    if refused(d):
         return None
     if APPLIED.match(d.field):
         if d.b is MISSING or is_unavailable(d.b) or (d.field == "seeds.requested" and d.b is None):
@@ -130,7 +134,7 @@ def split(differences: Sequence[Difference]) -> Split:
     cannot: list[Difference] = []
     none: list[Difference] = []
     for d in differences:
-        if refused_variable(d):  # listed whatever its effect: a rerun does not touch it
+        if refused(d):  # listed whatever its effect: a rerun does not touch it
             cannot.append(d)
             continue
         knob = knob_for(d) if d.effect != "none" else None

@@ -46,7 +46,7 @@ def _launch_lines(launch: dict[str, Any]) -> list[str]:
         f"  entry ({entry['kind']}): {where}",
         f"  argv: {' '.join(launch['argv'])}",
         f"  working directory: {launch['cwd']}",
-        f"  time bound: {launch['timeout_s']:g} s",
+        f"  time bound: {launch['timeout_s']:.0f} s",
         "  environment:",
         *(f"    {k}={v}" for k, v in launch["env"].items()),
     ]

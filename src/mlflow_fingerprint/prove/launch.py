@@ -149,7 +149,7 @@ class Launch:
             "env_unset": sorted(k for k, v in variables.items() if v is None),
             "overrides": dict(self.overrides.values),
             "files_from_b": list(self.files),
-            "timeout_s": self.timeout_s,
+            "timeout_s": round(self.timeout_s, 1),
         }
 
 

@@ -3,11 +3,11 @@ on a synthetic dataset, its options on the command line, its model, data, loss a
 in files of their own (``model.py``, ``data.py``, ``helpers.py``, ``loop.py``) so that a commit
 can change one alone.
 
-``train()`` returns its final metrics, as the README shows (``--no-summary``: it returns nothing).
+``train()`` returns its final metrics, as the README shows.
 ``--pause`` sleeps after each step: a training that runs for as long as a test needs, idle.
 ``LR_SCALE``, read from the environment and logged as a param, multiplies the learning rate: a
 value that reaches the training from outside the record. ``--api-key`` is taken and not used, as
-a program's key to some service is.
+a program's key to some service is; ``--note`` is a free-text note that changes nothing.
 
 ``tests/system/test_bisect.py`` copies this folder into a temporary git repository and runs
 ``train.py`` as a user runs it, one process per run.
@@ -36,18 +36,18 @@ def main() -> None:
     parser.add_argument("--deterministic", action="store_true")
     parser.add_argument("--pad", action="store_true")
     parser.add_argument("--steps", type=int, default=6)
-    parser.add_argument("--no-summary", action="store_true")
     parser.add_argument("--pause", type=float, default=0.0)
     parser.add_argument("--api-key", default=None)
+    parser.add_argument("--note", default=None)
     args = parser.parse_args()
 
     @mfp.fingerprinted(experiment="bisect", seed=args.seed, deterministic=args.deterministic)
-    def train(loader: DataLoader, lr: float, steps: int) -> dict[str, float] | None:
+    def train(loader: DataLoader, lr: float, steps: int) -> dict[str, float]:
         scale = os.environ.get("LR_SCALE", "1")
         mlflow.log_param("lr_scale", scale)
         model = Net(pad=args.pad)
         fit(model, loader, lr * float(scale), steps, mfp.log_metrics, args.pause)
-        return None if args.no_summary else {"val_loss": mean_loss(model, data)}
+        return {"val_loss": mean_loss(model, data)}
 
     data = Samples(augment=args.augment)
     loader = DataLoader(data, batch_size=32, shuffle=True, num_workers=args.workers)

@@ -99,3 +99,9 @@ def test_an_allowed_variable_with_a_value_no_environment_takes_cannot_be_set() -
         "determinism.env.CUBLAS_WORKSPACE_CONFIG",
         ":4096:8",
     )
+
+
+def test_an_option_whose_value_the_record_masked_cannot_be_set() -> None:
+    masked = diff("program.options.api-key", None, "***")
+    assert knob_for(masked) is None
+    assert [d.field for d in split([masked]).cannot_set] == ["program.options.api-key"]
