@@ -37,6 +37,9 @@ STOP_AFTER = "MLFLOW_FINGERPRINT_STOP_AFTER"
 WATCH_STEPS = "MLFLOW_FINGERPRINT_WATCH_STEPS"
 # Set by ``fingerprint rerun`` for the training it starts: the run it repeats, and the token it
 # finds the new run by.
+# Fetching one item when a DataLoader starts, to see whether loading draws random numbers
+# (``run/draws.py``); on unless set to 0.
+DRAWS_PROBE = "MLFLOW_FINGERPRINT_DRAWS_PROBE"
 RERUN_OF = "MLFLOW_FINGERPRINT_RERUN_OF"
 RERUN_TOKEN = "MLFLOW_FINGERPRINT_RERUN_TOKEN"
 
@@ -64,6 +67,7 @@ class Settings:
     # How long a command (show, diff, find, sync) waits for one answer of a tracking server.
     request_timeout_s: float = 5.0
     watch_steps: tuple[int, ...] = ()  # added to every ``mfp.watch``'s steps
+    draws_probe: bool = True  # fetch one item to tell whether loading draws random numbers
 
 
 def _seconds(text: str) -> float:
@@ -136,4 +140,5 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
         quiet=_read(env, QUIET, _flag, base.quiet),
         request_timeout_s=_read(env, REQUEST_TIMEOUT, _seconds, base.request_timeout_s),
         watch_steps=_read(env, WATCH_STEPS, _steps, base.watch_steps),
+        draws_probe=_read(env, DRAWS_PROBE, _flag, base.draws_probe),
     )
