@@ -1,86 +1,251 @@
-"""Seed-to-seed noise: is the A–B difference larger than what a new seed alone does?
+"""Run-to-run noise from replicates: is the A–B difference larger than a rerun of one recipe gives?
 
-Replicates are runs in the same experiment(s) with the same ``env`` and ``numerics`` hashes as A
-(or B) and different seeds, found by a server-side tag search. With at least three distinct
-seeds, the spread of their final values is the yardstick: a difference larger than the widest
-gap between two seeds is outside the noise.
+Replicates of a run are runs of the same recipe, environment and numerics: records equal but for
+the seeds and what the enablers drew (``model.hashing.replicate_payload``). They are found in A's
+and B's experiments by a server-side tag search on the ``env`` and ``numerics`` hashes, then kept
+where their ``replicate`` hash (the tag, else recomputed from the record: runs recorded before the
+tag existed) is the side's. A band is never pooled across recipes: a batch-size sweep in the same
+experiment is not noise for an unrelated pair.
+
+The band of a metric is the largest gap between two replicates of one recipe at the step A (or B)
+ended on. Where A and B are replicates of each other (they differ only in seeds) both are left out
+of it: their own gap is what is measured. Otherwise each side counts among its recipe's runs. A
+band needs two such runs; with fewer, no band is known and the report says so. The difference is
+outside the noise where it is larger than the band, or where A and B part at an earlier step than
+any two replicates do (replicates that never part: a deterministic recipe, so any difference is
+outside).
 """
 
 from __future__ import annotations
 
+import math
 import statistics
+import tempfile
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .. import layout
+from ..model.hashing import compute_hashes
+from ..tracking import history
 from ..tracking import store as tracking
+from .metrics import first_divergence
 from .report import MetricComparison, Spread
 from .resolve import Resolved
 
-MIN_SEEDS = 3
+MIN_RUNS = 2
 MAX_CANDIDATES = 500
+MAX_REPLICATES = 20  # per recipe: enough for a band, bounded in reads
+MAX_DOWNLOADS = 20  # records read for runs without the replicate tag
 
 
-def _hashes(side: Resolved) -> tuple[str, str] | None:
+@dataclass(frozen=True)
+class Group:
+    """The replicates of one side's recipe, the side itself included, by run id."""
+
+    label: str
+    run_ids: tuple[str, ...]
+
+
+def _hash(side: Resolved, name: str) -> str | None:
+    value = side.tags.get(layout.HASH_TAGS[name])
     hashes = side.record.get("hashes")
-    env = side.tags.get(layout.HASH_TAGS["env"]) or (
-        hashes.get("env") if isinstance(hashes, Mapping) else None
-    )
-    numerics = side.tags.get(layout.HASH_TAGS["numerics"]) or (
-        hashes.get("numerics") if isinstance(hashes, Mapping) else None
-    )
-    return (env, numerics) if env and numerics else None
+    if not value and isinstance(hashes, Mapping):
+        value = hashes.get(name)
+    return value if isinstance(value, str) and value else None
 
 
-def find_replicates(
-    mlflow_client: Any, side: Resolved, experiment_ids: list[str], exclude: set[str]
-) -> list[Any]:
-    """One run per distinct seed (the latest), same env and numerics hashes as ``side``."""
-    hashes = _hashes(side)
-    if hashes is None:
-        return []
-    env, numerics = hashes
+def replicate_key(side: Resolved) -> str | None:
+    """The side's replicate hash: its tag, else recomputed from its record (a partial record,
+    made from tags, has none to recompute)."""
+    found = side.tags.get(layout.HASH_TAGS["replicate"])
+    if not found and not side.partial:
+        found = _record_key(side.record)
+    return found or None
+
+
+def _record_key(record: Mapping[str, Any]) -> str:
+    """The replicate hash a record carries, else recomputed (a record made before it existed)."""
+    hashes = record.get("hashes")
+    stored = hashes.get("replicate") if isinstance(hashes, Mapping) else None
+    return stored if isinstance(stored, str) and stored else compute_hashes(record)["replicate"]
+
+
+def _downloaded_key(mlflow_client: Any, run_id: str) -> str | None:
+    """A run's replicate hash from its fingerprint artifact; None if unreadable."""
+    from .resolve import parse_record
+
+    with tempfile.TemporaryDirectory(prefix="mfp-rep-") as tmp:
+        try:
+            local = mlflow_client.download_artifacts(run_id, layout.FINGERPRINT_ARTIFACT, tmp)
+            record, _ = parse_record(Path(local).read_bytes(), run_id)
+        except Exception:
+            return None
+    return _record_key(record)
+
+
+def find_group(
+    mlflow_client: Any, side: Resolved, label: str, experiment_ids: list[str]
+) -> tuple[Group | None, int]:
+    """The replicates of ``side`` (itself included), and how many candidates could not be told
+    (their records unread: more than ``MAX_DOWNLOADS`` without the tag)."""
+    env, numerics, recipe = (_hash(side, n) for n in ("env", "numerics", "recipe"))
+    key = replicate_key(side)
+    if not (env and numerics and key and side.ref.run_id):
+        return None, 0
     query = (
         f"tags.`{layout.HASH_TAGS['env']}` = {tracking.quote(env)} and "
         f"tags.`{layout.HASH_TAGS['numerics']}` = {tracking.quote(numerics)}"
     )
     runs = tracking.search_all_runs(mlflow_client, experiment_ids, query, MAX_CANDIDATES)
-    by_seed: dict[str, Any] = {}
+    found = [side.ref.run_id]
+    downloads = untold = 0
     for run in runs:  # newest first
-        seed = run.data.tags.get(layout.TAG_SEED)
-        if run.info.run_id not in exclude and seed is not None:
-            by_seed.setdefault(seed, run)
-    return list(by_seed.values())
+        run_id = run.info.run_id
+        if run_id == side.ref.run_id or run.info.status != "FINISHED":
+            continue
+        tags = run.data.tags
+        theirs = tags.get(layout.HASH_TAGS["replicate"])
+        if theirs is None and recipe and tags.get(layout.HASH_TAGS["recipe"]) == recipe:
+            theirs = key  # same recipe hash: same recipe but for nothing at all
+        if theirs is None:
+            if downloads >= MAX_DOWNLOADS:
+                untold += 1
+                continue
+            downloads += 1
+            theirs = _downloaded_key(mlflow_client, run_id)
+        if theirs == key:
+            found.append(run_id)
+        if len(found) >= MAX_REPLICATES:
+            break
+    return Group(label, tuple(found)), untold
 
 
-def spread_of(finals: Sequence[float], abs_diff: float) -> Spread:
-    low, high = min(finals), max(finals)
-    return Spread(
-        seeds=len(finals),
-        std=statistics.stdev(finals),
-        low=low,
-        high=high,
-        outside=abs_diff > high - low,
-    )
+def _value_at(h: history.History, step: float) -> float | None:
+    hits = [i for i, s in enumerate(h.steps) if s == step]
+    return float(h.values[hits[-1]]) if hits else None
+
+
+def _band(
+    histories: Mapping[str, history.History],
+    groups: Sequence[Group],
+    pair: frozenset[str],
+    step: Mapping[str, float],
+) -> tuple[list[float], float, int | None, int, tuple[str, ...]] | None:
+    """(values, band, earliest parting step, runs, groups used) over the pairs of runs of each
+    group (A and B, the ``pair``, left out of a group holding both); None where no group has two
+    runs with a value."""
+    gaps: list[float] = []
+    parts: list[int] = []
+    values: list[float] = []
+    used: set[str] = set()
+    labels: list[str] = []
+    for group in groups:
+        at = step[group.label]
+        left_out = pair if group.label == "A=B" else frozenset()
+        members = [(r, histories[r]) for r in group.run_ids if r in histories and r not in left_out]
+        known = [(r, h, v) for r, h in members if (v := _value_at(h, at)) is not None]
+        pairs = [(x, y) for i, x in enumerate(known) for y in known[i + 1 :]]
+        if not pairs:
+            continue
+        labels.append(group.label)
+        for (rx, hx, vx), (ry, hy, vy) in pairs:
+            used.update((rx, ry))
+            gaps.append(abs(vx - vy))
+            parted = first_divergence(hx, hy)
+            if parted is not None:
+                parts.append(parted)
+        values.extend(v for r, _, v in known if r in used)
+    if not gaps:
+        return None
+    return values, max(gaps), min(parts) if parts else None, len(used), tuple(labels)
 
 
 def spreads(
-    mlflow_client: Any, a: Resolved, b: Resolved, metrics: Sequence[MetricComparison]
-) -> tuple[dict[str, Spread], str | None]:
-    """Spread per metric name, and a note on which replicates were used (None if none)."""
+    mlflow_client: Any, uri: str, a: Resolved, b: Resolved, metrics: Sequence[MetricComparison]
+) -> tuple[dict[str, Spread], str, bool]:
+    """The band per differing metric, a note on the replicates it rests on (or on why no band
+    is known), and whether A and B are replicates of each other (they differ only in seeds: the
+    band then measures what their own difference is)."""
     experiment_ids = sorted({x.ref.experiment_id for x in (a, b) if x.ref.experiment_id})
-    exclude = {x.ref.run_id for x in (a, b) if x.ref.run_id}
+    groups: list[Group] = []
+    untold = 0
     for side, label in ((a, "A"), (b, "B")):
-        runs = find_replicates(mlflow_client, side, experiment_ids, exclude)
-        if len(runs) < MIN_SEEDS:
+        group, missed = find_group(mlflow_client, side, label, experiment_ids)
+        untold += missed
+        if group is None:
             continue
-        out = {}
-        for metric in metrics:
-            finals = [r.data.metrics[metric.name] for r in runs if metric.name in r.data.metrics]
-            if len(finals) >= MIN_SEEDS:
-                out[metric.name] = spread_of(finals, metric.abs_diff)
-        return out, (
-            f"seed-to-seed spread from {len(runs)} replicate runs with {label}'s env "
-            "and numerics hashes"
+        if groups and set(group.run_ids) == set(groups[0].run_ids):
+            groups[0] = Group("A=B", groups[0].run_ids)  # A and B are replicates of each other
+            continue
+        groups.append(group)
+    pair = frozenset(x.ref.run_id for x in (a, b) if x.ref.run_id)
+    members = sorted({r for g in groups for r in g.run_ids})
+    out: dict[str, Spread] = {}
+    for metric in metrics:
+        if metric.equal:
+            continue
+        histories = _histories(mlflow_client, uri, members, metric.name)
+        ends = {g.label: _last_step(histories.get(_own(g, a, b) or "")) for g in groups}
+        step = {label: s for label, s in ends.items() if s is not None}
+        usable = [g for g in groups if g.label in step]
+        found = _band(histories, usable, pair, step)
+        if found is None:
+            continue
+        values, band, parts_at, runs, labels = found
+        diverged = metric.first_divergence_step
+        earlier = parts_at is None or (diverged is not None and diverged < parts_at)
+        out[metric.name] = Spread(
+            seeds=runs,
+            std=statistics.stdev(values) if len(values) > 1 else math.nan,
+            low=min(values),
+            high=max(values),
+            outside=bool(metric.abs_diff > band or earlier),
+            band=band,
+            parts_at=parts_at,
+            groups=labels,
         )
-    return {}, None
+    same = bool(groups) and groups[0].label == "A=B"
+    return out, _note(groups, out, untold), same
+
+
+def _own(group: Group, a: Resolved, b: Resolved) -> str | None:
+    """The run a group is the replicates of."""
+    return (b if group.label == "B" else a).ref.run_id
+
+
+def _last_step(h: history.History | None) -> float | None:
+    return float(h.steps[-1]) if h is not None and len(h) else None
+
+
+def _histories(
+    mlflow_client: Any, uri: str, run_ids: Sequence[str], name: str
+) -> dict[str, history.History]:
+    out = {}
+    for run_id in run_ids:
+        found = history.fetch(mlflow_client, uri, run_id, [name])
+        if name in found and len(found[name]):
+            out[run_id] = found[name]
+    return out
+
+
+def _note(groups: Sequence[Group], found: Mapping[str, Spread], untold: int) -> str:
+    sizes = ", ".join(
+        f"{g.label}'s recipe: {len(g.run_ids)} run{'s' if len(g.run_ids) != 1 else ''}"
+        for g in groups
+    )
+    tail = (
+        f"; {untold} candidate runs not read (too many without the replicate tag)" if untold else ""
+    )
+    if found:
+        return (
+            "noise band from replicate runs (same recipe, env and numerics; only seeds and what "
+            f"enablers drew differ) in the runs' experiments: {sizes}{tail}"
+        )
+    listed = f": {sizes}" if sizes else ""
+    return (
+        "no noise band known: fewer than two replicate runs of A's or B's recipe (same recipe, "
+        f"env and numerics; only seeds differ; A and B themselves count only when their recipes "
+        f"differ){listed}{tail}"
+    )

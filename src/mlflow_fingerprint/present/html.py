@@ -112,15 +112,15 @@ def render(report: Report, include_none: bool = False) -> str:
                 ("#", "field", "A", "B", "effect", "why", "source"),
                 [
                     (
-                        str(d.rank),
-                        _code(d.field),
+                        rank,
+                        _code(field),
                         _code(common.value_text(d.a)),
                         _code(common.value_text(d.b)),
                         f'<span class="effect-{escape(d.effect)}">{escape(d.effect)}</span>',
                         escape(d.explanation),
                         _source(d.source),
                     )
-                    for d in shown
+                    for rank, field, d in common.difference_rows(report, include_none)
                 ],
             )
         )

@@ -23,14 +23,14 @@ def _rows(
 ) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
     diffs = [
         (
-            str(d.rank),
-            d.field,
+            rank,
+            field,
             common.value_text(d.a, 30),
             common.value_text(d.b, 30),
             d.effect,
             d.explanation,
         )
-        for d in report.shown_differences(include_none)
+        for rank, field, d in common.difference_rows(report, include_none)
     ]
     metrics = [common.metric_cells(m) for m in report.metrics]
     return diffs, metrics
