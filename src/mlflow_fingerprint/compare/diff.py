@@ -200,9 +200,11 @@ def diff(
         verdict = verdict_of(compared, possible, enablers_left(enablers))
         if verdict == "unexplained":
             notes.append(ruled_out_note(*late))
-    # Within the noise of replicates, what differs beyond the seeds is not shown to matter; two
-    # replicates of one recipe differ only in seeds, and their own verdict stands.
-    noise = within_noise(compared) and not same_recipe
+    # Within the noise of replicates, what differs is not shown to matter; unless A and B are
+    # replicates of one recipe, or something differing changes the random streams (a seed, a
+    # generator): such a change moves the numbers by just that noise, and is their cause.
+    random_change = any(d.effect == "randomness" for d in flat(differences))
+    noise = within_noise(compared) and not same_recipe and not random_change
     if noise:
         verdict = "nondeterministic"
         notes.append(noise_note(compared, differences))

@@ -19,6 +19,7 @@ outside).
 from __future__ import annotations
 
 import math
+import re
 import statistics
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -30,6 +31,7 @@ from .. import layout
 from ..model.hashing import compute_hashes
 from ..tracking import history
 from ..tracking import store as tracking
+from . import facts
 from .metrics import first_divergence
 from .report import MetricComparison, Spread
 from .resolve import Resolved
@@ -85,11 +87,23 @@ def _downloaded_key(mlflow_client: Any, run_id: str) -> str | None:
     return _record_key(record)
 
 
+def tag_seed(text: str | None) -> int | None:
+    """The seed a ``fingerprint.seed`` tag names (``0``, ``0 (set by the program)``); None for
+    an unseeded run or another form."""
+    found = re.match(r"(\d+)(?: \(set by the program\))?$", text or "")
+    return int(found.group(1)) if found else None
+
+
 def find_group(
-    mlflow_client: Any, side: Resolved, label: str, experiment_ids: list[str]
+    mlflow_client: Any,
+    side: Resolved,
+    label: str,
+    experiment_ids: list[str],
+    seed: int | None = None,
 ) -> tuple[Group | None, int]:
-    """The replicates of ``side`` (itself included), and how many candidates could not be told
-    (their records unread: more than ``MAX_DOWNLOADS`` without the tag)."""
+    """The replicates of ``side`` (itself included; only those seeded with ``seed`` where it is
+    given), and how many candidates could not be told (their records unread: more than
+    ``MAX_DOWNLOADS`` without the tag)."""
     env, numerics, recipe = (_hash(side, n) for n in ("env", "numerics", "recipe"))
     key = replicate_key(side)
     if not (env and numerics and key and side.ref.run_id):
@@ -106,6 +120,8 @@ def find_group(
         if run_id == side.ref.run_id or run.info.status != "FINISHED":
             continue
         tags = run.data.tags
+        if seed is not None and tag_seed(tags.get(layout.TAG_SEED)) != seed:
+            continue
         theirs = tags.get(layout.HASH_TAGS["replicate"])
         if theirs is None and recipe and tags.get(layout.HASH_TAGS["recipe"]) == recipe:
             theirs = key  # same recipe hash: same recipe but for nothing at all
@@ -169,10 +185,14 @@ def spreads(
     is known), and whether A and B are replicates of each other (they differ only in seeds: the
     band then measures what their own difference is)."""
     experiment_ids = sorted({x.ref.experiment_id for x in (a, b) if x.ref.experiment_id})
+    # Two runs trained from one seed differ by what that seed does not fix (kernels, unseeded
+    # workers): their yardstick is replicates with that seed too, not seed-to-seed noise.
+    seed = facts.trained_seed(a.record)
+    seed = seed if seed is not None and seed == facts.trained_seed(b.record) else None
     groups: list[Group] = []
     untold = 0
     for side, label in ((a, "A"), (b, "B")):
-        group, missed = find_group(mlflow_client, side, label, experiment_ids)
+        group, missed = find_group(mlflow_client, side, label, experiment_ids, seed)
         untold += missed
         if group is None:
             continue
@@ -207,7 +227,7 @@ def spreads(
             groups=labels,
         )
     same = bool(groups) and groups[0].label == "A=B"
-    return out, _note(groups, out, untold), same
+    return out, _note(groups, out, untold, seed), same
 
 
 def _own(group: Group, a: Resolved, b: Resolved) -> str | None:
@@ -230,7 +250,9 @@ def _histories(
     return out
 
 
-def _note(groups: Sequence[Group], found: Mapping[str, Spread], untold: int) -> str:
+def _note(
+    groups: Sequence[Group], found: Mapping[str, Spread], untold: int, seed: int | None
+) -> str:
     sizes = ", ".join(
         f"{g.label}'s recipe: {len(g.run_ids)} run{'s' if len(g.run_ids) != 1 else ''}"
         for g in groups
@@ -238,14 +260,19 @@ def _note(groups: Sequence[Group], found: Mapping[str, Spread], untold: int) -> 
     tail = (
         f"; {untold} candidate runs not read (too many without the replicate tag)" if untold else ""
     )
+    kind = (
+        f"seeded with {seed} like A and B; only what enablers drew differs"
+        if seed is not None
+        else "only seeds and what enablers drew differ"
+    )
     if found:
         return (
-            "noise band from replicate runs (same recipe, env and numerics; only seeds and what "
-            f"enablers drew differ) in the runs' experiments: {sizes}{tail}"
+            f"noise band from replicate runs (same recipe, env and numerics; {kind}) in the runs' "
+            f"experiments: {sizes}{tail}"
         )
     listed = f": {sizes}" if sizes else ""
     return (
         "no noise band known: fewer than two replicate runs of A's or B's recipe (same recipe, "
-        f"env and numerics; only seeds differ; A and B themselves count only when their recipes "
-        f"differ){listed}{tail}"
+        f"env and numerics; {kind}; A and B themselves count only when their recipes differ)"
+        f"{listed}{tail}"
     )

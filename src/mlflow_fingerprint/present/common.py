@@ -114,11 +114,14 @@ def difference_rows(
     report: Report, include_none: bool = False
 ) -> list[tuple[str, str, Difference]]:
     """(rank, field, difference) for every shown difference, each followed by the fields it
-    set (its consequences), marked ``↳`` and unnumbered: one change is one numbered row."""
+    set (its consequences; those that change nothing only with ``include_none``), marked ``↳``
+    and unnumbered: one change is one numbered row."""
     rows = []
     for d in report.shown_differences(include_none):
         rows.append((str(d.rank), d.field, d))
-        rows += [("", f"↳ {c.field}", c) for c in d.consequences]
+        rows += [
+            ("", f"↳ {c.field}", c) for c in d.consequences if include_none or c.effect != "none"
+        ]
     return rows
 
 
