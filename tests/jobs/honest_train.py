@@ -1,8 +1,8 @@
-"""A training script as the seed articles write one, scaled to a few CPU steps on the digits: argparse
-options with defaults, ``mlflow.log_param``, a DataLoader with optional workers and a random
-augmentation drawn in ``__getitem__`` (declared nowhere: mlflow-fingerprint must find out), the
-reproducibility notes' seeding recipe, and optionally a set of strings deciding the order of the
-input features (what PYTHONHASHSEED changes).
+"""A training script as the seed articles write one, scaled to a few CPU steps on the digits:
+argparse options with defaults, ``mlflow.log_param``, a DataLoader with optional workers and a
+random augmentation drawn in ``__getitem__`` (declared nowhere: mlflow-fingerprint must find
+out), the reproducibility notes' seeding recipe, and optionally a set of strings deciding the
+order of the input features (what PYTHONHASHSEED changes).
 
 ``HONEST_SEED_BY=program`` makes the script seed itself (``torch.manual_seed`` and friends inside
 train()) instead of passing ``seed=`` to the decorator: nothing in the command line records it.

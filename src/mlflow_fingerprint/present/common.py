@@ -110,6 +110,13 @@ def spread_text(metric: MetricComparison) -> str:
     )
 
 
+def differences_title(report: Report) -> str:
+    """Within the noise of replicates, the differences are what differs, not likely causes."""
+    if report.within_noise:
+        return "Differences (within run-to-run noise: not shown to have changed the metrics)"
+    return "Differences, most likely cause first"
+
+
 def difference_rows(
     report: Report, include_none: bool = False
 ) -> list[tuple[str, str, Difference]]:

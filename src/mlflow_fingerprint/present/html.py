@@ -105,7 +105,7 @@ def render(report: Report, include_none: bool = False) -> str:
             ),
         ]
     shown = report.shown_differences(include_none)
-    out.append("<h2>Differences, most likely cause first</h2>")
+    out.append(f"<h2>{escape(common.differences_title(report))}</h2>")
     if shown:
         out.append(
             _table(

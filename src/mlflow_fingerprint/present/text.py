@@ -74,7 +74,7 @@ def render_plain(report: Report, include_none: bool = False) -> str:
         f"B: {report.b.label}",
     ]
     if diffs:
-        out += ["", "Differences, most likely cause first:", *_table(DIFF_HEADER, diffs)]
+        out += ["", f"{common.differences_title(report)}:", *_table(DIFF_HEADER, diffs)]
     else:
         out += ["", "No differences that can change results."]
     hidden = common.hidden_line(report, include_none)
@@ -107,7 +107,7 @@ def render_rich(report: Report, include_none: bool = False) -> str:
     console.print(f"A: {report.a.label}\nB: {report.b.label}", highlight=False)
     diffs, metrics = _rows(report, include_none)
     if diffs:
-        table = Table(title="Differences, most likely cause first", title_justify="left")
+        table = Table(title=common.differences_title(report), title_justify="left")
         for name in DIFF_HEADER:
             table.add_column(name, overflow="fold")
         for row in diffs:
