@@ -32,7 +32,7 @@ from ..model.hashing import compute_hashes
 from ..tracking import history
 from ..tracking import store as tracking
 from . import facts
-from .metrics import first_divergence
+from .metrics import bitwise_equal, first_divergence
 from .report import MetricComparison, Spread
 from .resolve import Resolved
 
@@ -148,15 +148,21 @@ def _band(
     groups: Sequence[Group],
     pair: frozenset[str],
     step: Mapping[str, float],
-) -> tuple[list[float], float, int | None, int, tuple[str, ...]] | None:
-    """(values, band, earliest parting step, runs, groups used) over the pairs of runs of each
-    group (A and B, the ``pair``, left out of a group holding both); None where no group has two
-    runs with a value."""
+    same_seed: bool,
+) -> tuple[list[float], float, int | None, int, tuple[str, ...], list[str]] | None:
+    """(values, band, earliest parting step, runs, groups used, outliers) over the pairs of runs
+    of each group (A and B, the ``pair``, left out of a group holding both); None where no group
+    has two runs with a value.
+
+    Runs of one seed that reproduce each other bit for bit show a deterministic recipe: its band
+    is 0, and a run of it that differs anyway (an outlier) differs for a reason nothing recorded,
+    which is no noise to measure others by."""
     gaps: list[float] = []
     parts: list[int] = []
     values: list[float] = []
     used: set[str] = set()
     labels: list[str] = []
+    outliers: list[str] = []
     for group in groups:
         at = step[group.label]
         left_out = pair if group.label == "A=B" else frozenset()
@@ -166,6 +172,14 @@ def _band(
         if not pairs:
             continue
         labels.append(group.label)
+        equal = [(x, y) for x, y in pairs if bitwise_equal(x[1], y[1])]
+        if same_seed and equal:
+            alike = {r for x, y in equal for r in (x[0], y[0])}
+            used.update(alike)
+            gaps.append(0.0)
+            values.extend(v for r, _, v in known if r in alike)
+            outliers += [r for r, _, _ in known if r not in alike]
+            continue
         for (rx, hx, vx), (ry, hy, vy) in pairs:
             used.update((rx, ry))
             gaps.append(abs(vx - vy))
@@ -175,7 +189,8 @@ def _band(
         values.extend(v for r, _, v in known if r in used)
     if not gaps:
         return None
-    return values, max(gaps), min(parts) if parts else None, len(used), tuple(labels)
+    parted = min(parts) if parts else None
+    return values, max(gaps), parted, len(used), tuple(labels), outliers
 
 
 def spreads(
@@ -201,6 +216,7 @@ def spreads(
             continue
         groups.append(group)
     pair = frozenset(x.ref.run_id for x in (a, b) if x.ref.run_id)
+    outliers: set[str] = set()
     members = sorted({r for g in groups for r in g.run_ids})
     out: dict[str, Spread] = {}
     for metric in metrics:
@@ -210,10 +226,11 @@ def spreads(
         ends = {g.label: _last_step(histories.get(_own(g, a, b) or "")) for g in groups}
         step = {label: s for label, s in ends.items() if s is not None}
         usable = [g for g in groups if g.label in step]
-        found = _band(histories, usable, pair, step)
+        found = _band(histories, usable, pair, step, seed is not None)
         if found is None:
             continue
-        values, band, parts_at, runs, labels = found
+        values, band, parts_at, runs, labels, odd = found
+        outliers.update(odd)
         diverged = metric.first_divergence_step
         earlier = parts_at is None or (diverged is not None and diverged < parts_at)
         out[metric.name] = Spread(
@@ -227,7 +244,15 @@ def spreads(
             groups=labels,
         )
     same = bool(groups) and groups[0].label == "A=B"
-    return out, _note(groups, out, untold, seed), same
+    note = _note(groups, out, untold, seed)
+    if outliers:
+        shown = ", ".join(sorted(outliers)[:3])
+        note += (
+            f"; left out of it: {len(outliers)} run(s) of the same recipe and seed that differ "
+            f"from the others, which reproduce bit for bit, with nothing recorded to tell why "
+            f"({shown}: fingerprint diff shows what is known)"
+        )
+    return out, note, same
 
 
 def _own(group: Group, a: Resolved, b: Resolved) -> str | None:
