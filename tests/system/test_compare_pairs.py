@@ -157,7 +157,7 @@ def test_num_workers_is_harmless_for_a_dataset_that_draws_nothing_and_the_losses
     assert report.effective_differences == ()
     option = report.differences[0]  # --num-workers 2: it set only the worker count
     assert (option.field, option.effect) == ("program.options.num-workers", "none")
-    (workers,) = option.consequences
+    workers = option.consequences[0]
     assert (workers.field, workers.effect) == ("data.loaders.0.num_workers", "none")
     assert workers.explanation == (
         "The dataset draws no random numbers in its workers, and the worker count does not "
@@ -173,7 +173,7 @@ def test_num_workers_is_the_top_randomness_cause_for_a_dataset_that_augments(run
     report = diff(runs["aug_workers0"], runs["aug_workers2"], tracking_uri=runs["uri"])
     top = report.differences[0]
     assert (top.field, top.effect) == ("program.options.num-workers", "randomness")
-    (workers,) = top.consequences
+    workers = top.consequences[0]
     assert (workers.field, workers.effect) == ("data.loaders.0.num_workers", "randomness")
     assert "draw random numbers while loading (draws_random)" in workers.explanation
 
