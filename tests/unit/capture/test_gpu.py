@@ -23,7 +23,7 @@ import pytest
 import torch
 
 import mlflow_fingerprint
-from mlflow_fingerprint.capture import gpu
+from mlflow_fingerprint.capture import cuda, gpu
 from mlflow_fingerprint.capture.context import ProbeContext, RunInfo
 from mlflow_fingerprint.capture.cuda import computed_on
 from mlflow_fingerprint.capture.nvml import REPLAY_ENV, load_nvml
@@ -132,6 +132,7 @@ def test_cores_per_sm_known_for_every_known_capability() -> None:
 # fixture: (name, compute capability, architecture, SMs, memory MiB, driver)
 EXPECTED = {
     "h100.json": ("NVIDIA H100 80GB HBM3", "9.0", "Hopper", 132, 81559, "580.159.04"),
+    "h100_real.json": ("NVIDIA H100 80GB HBM3", "9.0", "Hopper", 132, 81559, "580.159.04"),
     "h200.json": ("NVIDIA H200", "9.0", "Hopper", 132, 143771, "580.159.03"),
     "a100.json": ("NVIDIA A100-SXM4-80GB", "8.0", "Ampere", 108, 81920, "535.183.01"),
     "v100.json": ("Tesla V100-SXM2-16GB", "7.0", "Volta", 80, 16160, "550.163.01"),
@@ -194,6 +195,41 @@ def test_h100_and_h200_differ_only_in_name_memory_driver() -> None:
     assert {k for k in d100 if d100[k] != d200[k]} == {"name", "memory_total_mib", "uuid_digest"}
 
 
+def real_h100_capture() -> dict[str, Any]:
+    """The GPU section capture read through the real NVML of an H100 (tests/jobs/gpu_truth)."""
+    measured = json.loads((paths.FIXTURES / "gpu_runs" / "h100_measured.json").read_text())
+    return measured["capture_check"]["gpu_real"]
+
+
+def without(section: dict[str, Any], *device_keys: str) -> dict[str, Any]:
+    out = {k: v for k, v in section.items() if k != "source"}
+    out["devices"] = [{k: v for k, v in d.items() if k not in device_keys} for d in out["devices"]]
+    return out
+
+
+def test_the_real_h100s_recording_replays_to_what_capture_read_on_it() -> None:
+    """Recorded and captured on the same machine, in the same run of record.py: the replay must
+    give the section the real NVML gave, but for the made-up UUID's digest."""
+    real, replayed = real_h100_capture(), probe_fixture("h100_real.json")
+    assert real["source"] == "nvml"
+    assert without(replayed, "uuid_digest") == without(real, "uuid_digest")
+    uuid = recording("h100_real.json")["devices"][0]["nvmlDeviceGetUUID"]
+    assert replayed["devices"][0]["uuid_digest"] == hashlib.sha256(uuid.encode()).hexdigest()[:12]
+
+
+def test_the_h100_fixture_written_from_specifications_differs_from_the_real_one_only_in_power() -> (
+    None
+):
+    """The first H100 fixture was filled in from NVIDIA's specifications (its "notes"); the real
+    machine confirmed every reading it has, and added the power limit it lacked."""
+    written, real = probe_fixture("h100.json"), probe_fixture("h100_real.json")
+    assert without(written, "uuid_digest", "power_limit_w") == without(
+        real, "uuid_digest", "power_limit_w"
+    )
+    assert is_unavailable(written["devices"][0]["power_limit_w"])
+    assert real["devices"][0]["power_limit_w"] == 700
+
+
 def test_visible_devices_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
     assert probe_fixture("h100.json")["visible_devices"] == "0"
@@ -239,7 +275,7 @@ def test_power_limit_is_recorded_in_watts(milliwatts: int, watts: float) -> None
     assert again["devices"][0][POWER_CALL] == milliwatts
 
 
-@pytest.mark.parametrize("fixture", sorted(EXPECTED))
+@pytest.mark.parametrize("fixture", sorted(set(EXPECTED) - {"h100_real.json"}))
 def test_a_fixture_recorded_before_the_power_limit_replays_it_as_unavailable(fixture: str) -> None:
     assert POWER_CALL not in recording(fixture)["devices"][0]
     device = probe_fixture(fixture)["devices"][0]
@@ -363,6 +399,34 @@ def test_capture_never_initialises_cuda(monkeypatch: pytest.MonkeyPatch) -> None
     assert calls == []
     assert not torch.cuda.is_initialized()
     assert fp.get("gpu.devices.0.architecture") == "Hopper"
+
+
+def test_cudnn_version_is_asked_of_torch_only_once_cuda_is_initialised() -> None:
+    """On an H100 with torch 2.11, ``torch.backends.cudnn.version()`` initialised CUDA in a
+    process that had not (tests/jobs/gpu_truth, stage cuda_init). A CUDA build of torch whose
+    cuDNN reading does that: capture must not ask it until the program has initialised CUDA."""
+    state = {"initialised": False, "asked": 0}
+
+    def version() -> int:
+        state["asked"] += 1
+        state["initialised"] = True
+        return 91900
+
+    cuda_torch = SimpleNamespace(
+        version=SimpleNamespace(cuda="13.0"),
+        cuda=SimpleNamespace(is_initialized=lambda: state["initialised"]),
+        backends=SimpleNamespace(cudnn=SimpleNamespace(version=version)),
+    )
+    before = cuda.cudnn_version(cuda_torch)
+    assert state == {"initialised": False, "asked": 0}
+    assert is_unavailable(before)  # this CPU process has no libcudnn loaded to ask instead
+    state["initialised"] = True  # the program moved its model to the GPU
+    assert cuda.format_cudnn(cuda.cudnn_version(cuda_torch)) == "9.19.0"
+    assert state["asked"] == 1
+
+
+def test_a_cpu_build_of_torch_has_no_cudnn_version() -> None:
+    assert cuda.cudnn_version(torch) is None
 
 
 # -- through capture() and the CLI -------------------------------------------------------------
