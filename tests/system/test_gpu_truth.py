@@ -39,8 +39,8 @@ def diff(runs: gpu_runs.LoadedRuns, a: str, b: str) -> Report:
 
 
 def fields(report: Report) -> dict[str, Any]:
-    """Every field the report lists, with its two values."""
-    return {d.field: (d.a, d.b) for d in report.differences}
+    """Every field the report lists, with its two values (the fields a change set included)."""
+    return {x.field: (x.a, x.b) for d in report.differences for x in (d, *d.consequences)}
 
 
 def enablers(report: Report) -> set[str]:
@@ -100,7 +100,12 @@ def test_deterministic_mode_is_the_difference_and_the_atomic_pool_where_it_shows
     runs: gpu_runs.LoadedRuns, model: str
 ) -> None:
     report = diff(runs, f"{model}-scatter_det", f"{model}-scatter")
-    assert report.verdict == "explained"
+    # scatter's own replicate (scatter2) parts from it too: where the gap lies within that band,
+    # deterministic mode is listed but not offered as the explanation (issue 24)
+    spread = loss(report).spread
+    assert spread is not None
+    assert report.within_noise is (not spread.outside)
+    assert report.verdict == ("nondeterministic" if report.within_noise else "explained")
     assert report.differences[0].field == "program.options.deterministic"
     assert fields(report)["determinism.deterministic_algorithms"] == (True, False)
     where = loss(report).where
@@ -155,5 +160,5 @@ def test_cublas_against_cublaslt_is_a_numerics_difference(
     assert report.verdict == "explained"
     assert report.differences[0].field == "program.options.blas"
     assert fields(report)["numerics.blas_library"] == ("cublas", "cublaslt")
-    by_field = {d.field: d for d in report.differences}
+    by_field = {x.field: x for d in report.differences for x in (d, *d.consequences)}
     assert by_field["numerics.blas_library"].effect == "numerics"

@@ -8,9 +8,10 @@ its consequences:
 
 - by name: a field named like the option (``num-workers`` and ``data.loaders.0.num_workers``,
   ``lr`` and ``params.lr``, ``seed`` and the ``seeds.*`` fields);
-- by elimination: where exactly one option differs and the code is the same (commit, uncommitted
-  changes, entry point, imported sources), every field a program sets (params, call arguments,
-  loader settings, numerics and determinism flags, seeds) that differs was set by that option.
+- by elimination: where the code is the same (commit, uncommitted changes, entry point, imported
+  sources) and exactly one option that differs set no field named like it (the others are
+  accounted for by name), every other field a program sets (params, call arguments, loader
+  settings, numerics and determinism flags, seeds) that differs was set by that option.
 
 Without options, a call argument gathers the params named like it. A group takes the effect of
 what its consequences do (a worker count that changes nothing makes its option change nothing);
@@ -46,7 +47,8 @@ SET_BY_PROGRAM: tuple[tuple[re.Pattern[str], str | None], ...] = (
     (re.compile(r"^seeds\.(requested|seeded_by|origin|torch_initial_seed|at_first_step)"), "seed"),
     (re.compile(r"^(tensorflow|keras)\.global_seed$"), "seed"),
     (re.compile(r"^torch\.threads\.(intra_op|inter_op)$"), "threads"),
-    (re.compile(r"^numerics\.(?!env\.)(?:.+\.)?(?P<name>[^.]+)$"), None),
+    # (``numerics.raw``: the same flags as read, spelled each way; never a consequence of its own)
+    (re.compile(r"^numerics\.(?!env\.|raw\.)(?:.+\.)?(?P<name>[^.]+)$"), None),
     (re.compile(r"^determinism\.(?!env\.)(?:.+\.)?(?P<name>[^.]+)$"), None),
 )
 # The code that ran: where it differs, a field may have been set by the code, not an option.
@@ -187,7 +189,7 @@ def group(differences: Sequence[Difference]) -> tuple[Difference, ...]:
                 consequences=tuple(sorted(consequences, key=lambda c: c.rank)),
             )
         out.append(d)
-    out.sort(key=lambda d: (d.effect == "none", _unknown(d), TIER[d.effect], _best(d)))
+    out.sort(key=lambda d: (d.effect == "none", _hedged(d), TIER[d.effect], _best(d)))
     return tuple(_renumbered(d, i) for i, d in enumerate(out, start=1))
 
 
@@ -196,21 +198,24 @@ def _by_elimination(
     groups: dict[str, tuple[list[Difference], bool]],
     taken: set[str],
 ) -> None:
-    """One option differs and the code is the same: it set every other field a program sets."""
+    """The code is the same and one option differs, or one of several set nothing named like it:
+    it set every other field a program sets (an option of unknown value too: the command lines
+    differ)."""
     options = [
-        d
-        for d in pool
-        if OPTION.match(d.field) and d.effect != "none" and d.field not in taken and not _unknown(d)
+        d for d in pool if OPTION.match(d.field) and d.effect != "none" and d.field not in taken
     ]
-    code_changed = any(CODE.match(d.field) and d.effect != "none" for d in pool)
-    if len(options) != 1 or code_changed:
+    if any(CODE.match(d.field) and d.effect != "none" for d in pool):
         return
-    (head,) = options
+    candidates = options if len(options) == 1 else [d for d in options if d.field not in groups]
+    if len(candidates) != 1:
+        return
+    (head,) = candidates
     rest = [
         d
         for d in pool
         if d.field not in taken
         and d.field not in groups
+        and d.field != head.field
         and not OPTION.match(d.field)
         and set_by_program(d.field) is not None
     ]
@@ -218,6 +223,12 @@ def _by_elimination(
         found, by_name = groups.get(head.field, ([], False))
         groups[head.field] = ([*found, *rest], by_name)
         taken.update(d.field for d in rest)
+
+
+def _hedged(d: Difference) -> bool:
+    """Known only on one side, and nothing measured on both sides beneath it."""
+    measured = [c for c in d.consequences if c.effect != "none" and not _unknown(c)]
+    return _unknown(d) and not measured
 
 
 def _best(d: Difference) -> int:
