@@ -12,13 +12,10 @@ would).
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import json
 import os
 import random
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -28,6 +25,7 @@ from mlflow_fingerprint import diff
 from mlflow_fingerprint.present import render
 from support.paths import JOBS, ROOT
 from support.records import new_store
+from support.scripts import load_module, run_for_json
 
 pytestmark = pytest.mark.slow
 
@@ -56,16 +54,6 @@ HASHED: dict[str, str | None] = {
 }
 
 
-def load_script():
-    spec = importlib.util.spec_from_file_location("honest_train", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # DataLoader workers pickle its classes by module name
-    spec.loader.exec_module(module)
-    return module
-
-
 def train_here(script, uri: str, name: str) -> str:
     import numpy as np
     import torch
@@ -88,17 +76,8 @@ def train_script(uri: str, name: str, cwd: Path) -> str:
     env.pop("PYTHONHASHSEED", None)
     if HASHED[name] is not None:
         env["PYTHONHASHSEED"] = str(HASHED[name])
-    args = ["--seed", "0", "--set-order", "--run-name", name, "--tracking-uri", uri]
-    out = subprocess.run(
-        [sys.executable, str(SCRIPT), *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])["run_id"]
+    args = [str(SCRIPT), "--seed", "0", "--set-order", "--run-name", name, "--tracking-uri", uri]
+    return str(run_for_json(args, cwd, env)["run_id"])
 
 
 @pytest.fixture(scope="session")
@@ -109,7 +88,7 @@ def runs(tmp_path_factory, mlflow_db_template):
     root = tmp_path_factory.mktemp("honest")
     uri = new_store(root, mlflow_db_template)
     MlflowClient(uri).create_experiment("honest", artifact_location=(root / "art").as_uri())
-    script = load_script()
+    script = load_module(SCRIPT, "honest_train")
     ids: dict[str, str] = {}
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(root)

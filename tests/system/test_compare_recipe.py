@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ import pytest
 from mlflow_fingerprint import diff, layout
 from support.gitrepo import git
 from support.paths import JOBS, ROOT
+from support.scripts import run_for_json
 
 pytestmark = pytest.mark.slow
 
@@ -42,16 +41,8 @@ def run_script(repo: Path, uri: str, name: str) -> str:
     env = {**os.environ, **extra, "PYTHONPATH": os.pathsep.join(paths)}
     env.pop("PYTHONHASHSEED", None)  # as a user's shell has it: string hashes salted
     env.pop("RECIPE_LR_SCALE", None) if "RECIPE_LR_SCALE" not in extra else None
-    out = subprocess.run(
-        [sys.executable, script, *args, "--tracking-uri", uri, "--run-name", name],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])["run_id"]
+    args = [script, *args, "--tracking-uri", uri, "--run-name", name]
+    return str(run_for_json(args, repo, env)["run_id"])
 
 
 @pytest.fixture(scope="module")
