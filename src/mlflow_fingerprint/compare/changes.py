@@ -199,10 +199,15 @@ def _by_elimination(
     taken: set[str],
 ) -> None:
     """The code is the same and one option differs, or one of several set nothing named like it:
-    it set every other field a program sets (an option of unknown value too: the command lines
-    differ)."""
+    it set every other field a program sets. An option of unknown value (on one command line
+    only, its default not recorded) counts only where fields named like it show it acted."""
     options = [
-        d for d in pool if OPTION.match(d.field) and d.effect != "none" and d.field not in taken
+        d
+        for d in pool
+        if OPTION.match(d.field)
+        and d.effect != "none"
+        and d.field not in taken
+        and (not _unknown(d) or d.field in groups)  # unknown: only where it is seen to act
     ]
     if any(CODE.match(d.field) and d.effect != "none" for d in pool):
         return
