@@ -23,6 +23,7 @@ import pytest
 
 from mlflow_fingerprint import diff
 from mlflow_fingerprint.present import render
+from support.diff_text import RANKED
 from support.paths import JOBS, ROOT
 from support.records import new_store
 from support.scripts import load_module, run_for_json
@@ -234,8 +235,7 @@ def test_one_option_change_is_one_row_in_json_text_and_html(runs) -> None:
     (change,) = data["differences"]
     assert sorted(c["field"] for c in change["consequences"]) == ["params.lr", "program.call.lr"]
     text = render(report, "text")
-    numbered = [ln for ln in text.splitlines() if ln[:2].strip().isdigit()]
-    assert len(numbered) == 1
+    assert RANKED.findall(text) == ["program.options.lr"]  # the one numbered row
     assert "↳ params.lr" in text
     html = render(report, "html")
     assert "↳ params.lr" in html
