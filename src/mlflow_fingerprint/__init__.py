@@ -14,6 +14,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type che
 if TYPE_CHECKING:
     from .capture import RunInfo, capture
     from .compare import Report, diff
+    from .compare.explain import Explanation, explain
     from .errors import FingerprintError
     from .model.fingerprint import Fingerprint
     from .run import dataloader_generator, fingerprinted, log_metrics, seed_everything, seed_worker
@@ -24,12 +25,14 @@ if TYPE_CHECKING:
 _SOURCES = {
     "Fingerprint": ".model.fingerprint",
     "FingerprintError": ".errors",
+    "Explanation": ".compare.explain",
     "Report": ".compare",
     "RunInfo": ".capture",
     "__version__": ".version",
     "capture": ".capture",
     "dataloader_generator": ".run",
     "diff": ".compare",
+    "explain": ".compare.explain",
     "fingerprinted": ".run",
     "log_metrics": ".run",
     "seed_everything": ".run",
@@ -38,6 +41,7 @@ _SOURCES = {
 }
 
 __all__ = [
+    "Explanation",
     "Fingerprint",
     "FingerprintError",
     "Report",
@@ -46,6 +50,7 @@ __all__ = [
     "capture",
     "dataloader_generator",
     "diff",
+    "explain",
     "fingerprinted",
     "log_metrics",
     "seed_everything",

@@ -87,6 +87,23 @@ def walk(a: Any, b: Any, path: str = "") -> Iterator[FieldChange]:
         yield FieldChange(path, a, b)
 
 
+def leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """Every leaf of one record as ``(dotted path, value)``, with the same idea of a leaf as
+    :func:`walk`: an unreadable section is one leaf, lists of scalars are one value and lists of
+    objects are indexed. A normalised field yields its normalised value."""
+    if _is_tree(value) or _is_object_list(value):
+        for key, child in _children(value).items():
+            yield from leaves(child, f"{path}.{key}" if path else key)
+        return
+    normalise = next((f for prefix, f in NORMALISE.items() if path.startswith(prefix + ".")), None)
+    yield path, normalise(value) if normalise is not None else value
+
+
+def record_leaves(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The leaves of a whole record, record-describing keys left out (as :func:`field_changes`)."""
+    return dict(leaves({k: v for k, v in record.items() if k not in NOT_FIELDS}))
+
+
 def field_changes(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[FieldChange]:
     """Differences between two whole records, record-describing keys left out."""
     ra = {k: v for k, v in a.items() if k not in NOT_FIELDS}

@@ -1,0 +1,143 @@
+"""Replicate groups and the noise floor they give.
+
+Replicates are runs whose records are equal in everything but the seeds and what the enablers let
+differ from run to run (the seed torch drew when unseeded, RNG states): whatever spreads their
+metric is noise, not a recorded cause. :func:`replicate_key` is the one place that says which
+fields those are; the comparator's replicate search (``compare/replicates.py``) answers the same
+question for two runs, and the two are meant to share one definition.
+
+The noise floor is a one-way random-effects fit over the groups: the within-group variance (its
+square root is the noise's ``sd``, on ``df`` degrees of freedom from the groups with two runs or
+more) and the share of the metric's variance it is, next to the variance between groups (the
+ANOVA estimator, unbalanced groups weighted as usual with n0).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..rules.base import matches, parts
+
+# Seed values and what a run drew without one: they differ between replicates by definition.
+SEED_FIELDS: tuple[str, ...] = (
+    "seeds.requested",
+    "seeds.torch_initial_seed",
+    "seeds.state_digests",
+    "seeds.pythonhashseed",
+    "tensorflow.global_seed",
+    "keras.global_seed",
+    "data.loaders.*.generator.initial_seed",
+)
+# An option, argument or param that holds a seed by its name: ``seed``, ``random_seed``,
+# ``data-seed``, ``seeds``, ``random_state`` (not ``seed_workers``: that is a choice).
+SEED_NAME = re.compile(r"(^|[_\-])seeds?$|^random[_\-]?state$", re.IGNORECASE)
+SEED_NAMED_UNDER = ("program.call", "program.options", "params")
+
+
+def is_seed_field(path: str) -> bool:
+    """The field holds a seed (or a draw that replaces one), so replicates may differ in it."""
+    if any(matches(parts(pattern), parts(path)) for pattern in SEED_FIELDS):
+        return True
+    head, _, name = path.rpartition(".")
+    return head in SEED_NAMED_UNDER and bool(SEED_NAME.search(name))
+
+
+def replicate_key(fields: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """What a run's replicates share: its fields (those that can change results, as text) less
+    the seeds. Runs with equal keys are replicates of one another."""
+    return tuple(sorted((f, v) for f, v in fields.items() if not is_seed_field(f)))
+
+
+@dataclass(frozen=True)
+class Groups:
+    """Replicate groups: the group of each run, numbered in order of their first run."""
+
+    of_run: np.ndarray
+
+    @classmethod
+    def of(cls, keys: Sequence[object]) -> Groups:
+        index: dict[object, int] = {}
+        return cls(
+            np.fromiter((index.setdefault(k, len(index)) for k in keys), np.int64, len(keys))
+        )
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.bincount(self.of_run)
+
+    def members(self, group: int) -> np.ndarray:
+        return np.nonzero(self.of_run == group)[0]
+
+
+@dataclass(frozen=True)
+class NoiseFloor:
+    sd: float | None  # within-group standard deviation; None without replicates
+    share: float | None  # within-group variance / (within + between)
+    groups: int  # groups of two runs or more
+    runs: int  # runs in those groups
+    df: int  # degrees of freedom of the within-group variance
+
+    @property
+    def variance(self) -> float | None:
+        return None if self.sd is None else self.sd**2
+
+
+def noise_floor(groups: Groups, y: np.ndarray) -> NoiseFloor:
+    sizes = groups.sizes
+    replicated = sizes >= 2
+    runs = int(sizes[replicated].sum())
+    df = runs - int(replicated.sum())
+    if df <= 0:
+        return NoiseFloor(None, None, 0, 0, 0)
+    means = np.bincount(groups.of_run, weights=y) / sizes
+    deviations = y - means[groups.of_run]
+    ms_within = float(deviations @ deviations) / df
+    k, n = len(sizes), len(y)
+    share = 1.0
+    if k > 1:
+        grand = float(y.mean())
+        ms_between = float(sizes @ (means - grand) ** 2) / (k - 1)
+        n0 = (n - float(sizes @ sizes) / n) / (k - 1)
+        between = max((ms_between - ms_within) / n0, 0.0)
+        total = between + ms_within
+        share = ms_within / total if total > 0 else 1.0
+    return NoiseFloor(float(np.sqrt(ms_within)), share, int(replicated.sum()), runs, df)
+
+
+@dataclass(frozen=True)
+class Outlying:
+    run: int  # index of the run
+    group: int
+    z: float
+    reference: int  # the group's run closest to the group's median: the one to diff against
+
+
+OUTLIER_Z = 3.5  # how far from the rest of its group (in noise sds) a run must lie
+MIN_GROUP = 3  # with two runs, neither is the odd one out
+
+
+def outliers(groups: Groups, y: np.ndarray, floor: NoiseFloor) -> list[Outlying]:
+    """In each group of three runs or more, the run farthest from the rest of its group, where
+    it lies more than :data:`OUTLIER_Z` noise sds (the pooled within-group sd) from their mean:
+    one per group, since in a group that is simply noisier than the others every run is far
+    from the rest and none is the odd one out."""
+    if not floor.sd:
+        return []
+    found = []
+    for g in np.nonzero(groups.sizes >= MIN_GROUP)[0]:
+        members = groups.members(int(g))
+        scores = []
+        for i in members:
+            others = members[members != i]
+            spread = floor.sd * np.sqrt(1 + 1 / len(others))
+            scores.append(((y[i] - y[others].mean()) / spread, int(i), others))
+        z, i, others = max(scores, key=lambda s: abs(s[0]))
+        if abs(z) > OUTLIER_Z:
+            median = np.median(y[others])
+            reference = int(others[np.argmin(np.abs(y[others] - median))])
+            found.append(Outlying(i, int(g), float(z), reference))
+    return sorted(found, key=lambda o: -abs(o.z))
