@@ -131,7 +131,7 @@ def restore_environ() -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def cpu_sweep(tmp_path_factory: pytest.TempPathFactory, mlflow_db_template: Path) -> Iterator[Any]:
+def cpu_sweep(tmp_path_factory: pytest.TempPathFactory, mlflow_db_template: Path) -> Any:
     """The real CPU sweep of ``support/sweep.py`` (24 runs of a tiny MLP, trained in this
     process, one decorated call per run), trained once per session into a sqlite store of its
     own: ``(tracking URI, runs)``. The environment is restored before any test reads it."""
@@ -144,4 +144,4 @@ def cpu_sweep(tmp_path_factory: pytest.TempPathFactory, mlflow_db_template: Path
         mp.setenv("MLFLOW_FINGERPRINT_SPOOL", str(folder / "spool"))
         with active_tracking_uri(uri, mp):
             runs = run_sweep(uri)
-    yield uri, runs
+    return uri, runs

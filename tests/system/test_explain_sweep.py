@@ -69,7 +69,7 @@ def test_the_confounded_pair_is_one_block(report) -> None:
     (block,) = [f for f in report.factors if set(PAIR) <= set(f.fields)]
     assert block.fields == PAIR
     assert block.confounded
-    assert {value for value in (lv.value for lv in block.by_value)} == {
+    assert {lv.value for lv in block.by_value} == {
         "dropout=0.0, weight_decay=0.0",
         "dropout=0.5, weight_decay=0.01",
     }
@@ -80,7 +80,8 @@ def test_the_confounded_pair_is_one_block(report) -> None:
 
 def test_nothing_within_the_noise_is_called_important(report) -> None:
     for factor in report.important:
-        assert factor.p is not None and factor.p < 0.05
+        assert factor.p is not None
+        assert factor.p < 0.05
         assert factor.interval[0] > 0
 
 

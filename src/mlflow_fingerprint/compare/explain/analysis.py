@@ -8,8 +8,8 @@
    as partial omega-squared beside it.
 3. Each term's F test against the residual mean square, Holm-corrected across the terms, says
    whether it is beyond the noise; the bootstrap over runs gives its interval.
-4. Two-way interactions of the important blocks are tested the same way and kept when they
-   pass: a few dozen runs afford a handful of them, not every pair of every field.
+4. Two-way interactions of the blocks that explain the most are tested the same way and kept
+   when they pass: a few dozen runs afford a handful of them, not every pair of every field.
 
 A term is ``important`` when its corrected F test passes and its interval's lower end is above
 zero; ``ruled_out`` when it is not and its interval's upper end is at most
@@ -106,10 +106,8 @@ def joined(fields: Sequence[str], sign: str) -> str:
 
 
 def _label(block: Block) -> str:
-    """The block's lead settings; the fields recorded with them are counted, not named."""
-    leads = block.settings[:2]
-    more = len(block.fields) - len(leads)
-    return joined(leads, "+") + (f" (+{more} field{'s' if more > 1 else ''})" if more > 0 else "")
+    """The block's lead settings (the fields recorded with them are in ``fields``)."""
+    return joined(block.settings[:2], "+")
 
 
 def _design_rank(found: Sequence[Block], y: np.ndarray) -> int:
@@ -148,16 +146,17 @@ def _p_values(fitted: Anova, terms: Sequence[Term]) -> list[float | None]:
 
 
 def _interactions(found: Sequence[Block], mains: Sequence[Term], y: np.ndarray) -> list[Term]:
-    """Two-way interactions of the important main effects that pass their own (Holm-corrected)
-    F test in the model with every main effect and every candidate pair."""
+    """Two-way interactions among the blocks that explain the most (at most MAX_INTERACTING of
+    them, by their Type II sum of squares), kept where they pass their own Holm-corrected F test
+    in the model of every main effect and every candidate pair. The candidates are not required
+    to pass a test first: an interaction left out of the model inflates its residual, which can
+    hide the very main effects that would have named it."""
     if len(mains) < 2:
         return []
     design = cells(found, mains)
     fitted = anova(design, design.sample(y))
-    p = _p_values(fitted, mains)
     strong = sorted(
-        (t for t, pt in zip(mains, p, strict=True) if pt is not None and pt < ALPHA),
-        key=lambda t: -fitted.terms[t].ss,
+        (t for t in mains if fitted.terms[t].ss > 0), key=lambda t: -fitted.terms[t].ss
     )[:MAX_INTERACTING]
     pairs = [(a[0], b[0]) for a, b in combinations(sorted(strong), 2)]
     if not pairs:

@@ -97,11 +97,49 @@ def cramers_v(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.sqrt(chi2 / (n * (min(ka, kb) - 1))))
 
 
+# Fields under these are each a setting of their own; elsewhere a section (two segments deep for
+# the GPU and CUDA, where the device, the driver, CUDA and cuDNN are separate things) is one.
+OWN_SUBJECT = ("program.call.", "program.options.", "params.")
+DEEP_SUBJECT = ("gpu", "cuda")
+# What a person calls a thing by: the GPU's name rather than its architecture, the version of a
+# package rather than its build's commit.
+NAMING = ("name", "version")
+
+
+def subject(field: str) -> str:
+    """What a field describes, for naming a block: two fields of one subject (``torch.version``
+    and ``torch.git_version``) say one thing twice; two subjects (the GPU and torch) are the
+    confound a person needs to hear about."""
+    if field.startswith(OWN_SUBJECT):
+        return field
+    parts = field.split(".")
+    return ".".join(parts[:2]) if parts[0] in DEEP_SUBJECT else parts[0]
+
+
 def _settings(columns: Sequence[Column], texts: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """One field per distinct series of values, in the columns' order, except for the lead pair,
+    which names the confound: the second is the first of another subject than the first, and
+    each is its subject's name or version where one split the runs the same way."""
     seen: dict[tuple[str, ...], str] = {}
     for col in columns:
         seen.setdefault(texts[col.field], col.field)
-    return tuple(seen.values())
+    found = list(seen.values())
+    partition = {c.field: c.codes.tobytes() for c in columns}
+    other = next((f for f in found[1:] if subject(f) != subject(found[0])), None)
+    leads = [found[0]] if other is None else [found[0], other]
+    for k, lead in enumerate(leads):
+        leads[k] = next(
+            (
+                f
+                for f in found
+                if subject(f) == subject(lead)
+                and f.rsplit(".", 1)[-1] in NAMING
+                and partition[f] == partition[lead]
+                and f not in leads
+            ),
+            lead,
+        )
+    return (*leads, *(f for f in found if f not in leads))
 
 
 def _block(
@@ -112,9 +150,13 @@ def _block(
     if len(settings) == 1:
         labels_per_run: Sequence[object] = texts[settings[0]]
     else:
-        names = short_names(settings)
+        _, every = encode([tuple(texts[s][i] for s in settings) for i in range(n)])
+        leads = settings[:2]
+        _, by_leads = encode([tuple(texts[s][i] for s in leads) for i in range(n)])
+        named = leads if len(by_leads) == len(every) else settings  # the leads say it all
+        names = short_names(named)
         labels_per_run = [
-            ", ".join(f"{name}={texts[s][i]}" for name, s in zip(names, settings, strict=True))
+            ", ".join(f"{name}={texts[s][i]}" for name, s in zip(names, named, strict=True))
             for i in range(n)
         ]
     codes, labels = encode(labels_per_run)

@@ -185,11 +185,18 @@ def _explained(
             partial[run.run_id] = (row.coverage, why)
     table = build(rows)
     found = analyse(table, y)
-    if partial:
+    plain = sum(coverage == "params" for coverage, _ in partial.values())
+    tagged = len(partial) - plain
+    if plain:
         notes.append(
-            f"{len(partial)} of {len(used)} runs have no readable fingerprint (only "
-            "their tags or params): explained with the fields every run holds; to explain the "
-            f'fingerprinted runs alone, add --filter "{ONLY_FINGERPRINTED}"'
+            f"{plain} of {len(used)} runs have no fingerprint (only their params): explained "
+            "with the fields every run holds; to explain the fingerprinted runs alone, add "
+            f'--filter "{ONLY_FINGERPRINTED}"'
+        )
+    if tagged:
+        notes.append(
+            f"{tagged} of {len(used)} runs have a fingerprint artifact that could not be read: "
+            "what their fingerprint.* tags hold stands in for it, as in diff"
         )
     group_ids = {}
     groups = []

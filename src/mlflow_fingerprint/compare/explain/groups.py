@@ -122,19 +122,31 @@ MIN_GROUP = 3  # with two runs, neither is the odd one out
 
 def outliers(groups: Groups, y: np.ndarray, floor: NoiseFloor) -> list[Outlying]:
     """In each group of three runs or more, the run farthest from the rest of its group, where
-    it lies more than :data:`OUTLIER_Z` noise sds (the pooled within-group sd) from their mean:
-    one per group, since in a group that is simply noisier than the others every run is far
-    from the rest and none is the odd one out."""
-    if not floor.sd:
+    it lies more than :data:`OUTLIER_Z` noise sds from their mean. The sd is the pooled
+    within-group sd without that run (an externally studentised residual: an outlier must not
+    widen its own yardstick). One per group: in a group that is simply noisier than the others
+    every run is far from the rest, and none is the odd one out."""
+    if floor.sd is None:
         return []
+    sizes = groups.sizes
+    means = np.bincount(groups.of_run, weights=y) / sizes
+    ss_within = floor.sd**2 * floor.df
     found = []
-    for g in np.nonzero(groups.sizes >= MIN_GROUP)[0]:
+    for g in np.nonzero(sizes >= MIN_GROUP)[0]:
         members = groups.members(int(g))
+        n = len(members)
         scores = []
         for i in members:
             others = members[members != i]
-            spread = floor.sd * np.sqrt(1 + 1 / len(others))
-            scores.append(((y[i] - y[others].mean()) / spread, int(i), others))
+            gap = y[i] - y[others].mean()
+            ss_without = ss_within - n / (n - 1) * (y[i] - means[g]) ** 2
+            df_without = floor.df - 1
+            if df_without < 1 or ss_without <= 0:
+                continue
+            sd = np.sqrt(ss_without / df_without)
+            scores.append((gap / (sd * np.sqrt(1 + 1 / (n - 1))), int(i), others))
+        if not scores:
+            continue
         z, i, others = max(scores, key=lambda s: abs(s[0]))
         if abs(z) > OUTLIER_Z:
             median = np.median(y[others])

@@ -24,7 +24,7 @@ def _factor_rows(report: Explanation) -> list[tuple[str, ...]]:
     return [
         (
             str(i),
-            words.short(f.label + (" *" if f.confounded else ""), 44),
+            words.short(f.label + (" *" if f.confounded else ""), 50),
             words.pct(f.share),
             words.interval(f),
             f.verdict,

@@ -107,7 +107,7 @@ def headline(report: Explanation) -> str:
     return line
 
 
-def levels_text(levels: Sequence[Level], limit: int = 3, width: int = 36) -> str:
+def levels_text(levels: Sequence[Level], limit: int = 3, width: int = 44) -> str:
     """'0.01: 0.31 (n=12) · 0.1: 0.81 (n=12)', lowest mean first, at most ``limit`` values."""
     shown = [f"{short(lv.value, width)}: {num(lv.mean)} (n={lv.n})" for lv in levels[:limit]]
     more = f" · +{len(levels) - limit}" if len(levels) > limit else ""
