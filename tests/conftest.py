@@ -5,7 +5,7 @@
 - ``mlflow_server``: the http URI of a real ``mlflow server`` subprocess on 127.0.0.1 (one per
   session: it takes seconds to start); ``mlflow_server_process`` is its controller, for outage
   tests: ``kill()`` (SIGKILL, an outage), ``start()`` again on the same port, ``restart()``;
-- ``cpu_sweep``: a real CPU sweep of 24 decorated runs for ``explain``, trained once per session.
+- ``cpu_sweep``: a real CPU sweep of 32 decorated runs for ``explain``, trained once per session.
 
 Creating an MLflow database runs its migrations (5-10 s on a small machine), so it is done once
 per session and every store starts as a copy of that template.
@@ -132,7 +132,7 @@ def restore_environ() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def cpu_sweep(tmp_path_factory: pytest.TempPathFactory, mlflow_db_template: Path) -> Any:
-    """The real CPU sweep of ``support/sweep.py`` (24 runs of a tiny MLP, trained in this
+    """The real CPU sweep of ``support/sweep.py`` (32 runs of a tiny MLP, trained in this
     process, one decorated call per run), trained once per session into a sqlite store of its
     own: ``(tracking URI, runs)``. The environment is restored before any test reads it."""
     from support.sweep import run_sweep

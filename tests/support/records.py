@@ -61,6 +61,13 @@ def gpu_record(
     return rehash(record)
 
 
+def cpu_capture() -> dict[str, Any]:
+    """A capture of this machine as a CPU-only one (the NVML replay of a machine without a
+    driver), in the same process and repository as :func:`gpu_record`'s captures, so the two
+    differ only in what the machines differ in."""
+    return rehash(json.loads(_gpu_capture("no_driver")))
+
+
 def edit(record: Mapping[str, Any], **changes: Any) -> dict[str, Any]:
     """A copy with dotted paths set (``edit(r, **{"seeds.requested": 1})``), hashes redone."""
     out = copy.deepcopy(dict(record))

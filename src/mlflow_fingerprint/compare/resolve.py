@@ -45,18 +45,23 @@ class Resolved:
         return self.ref.kind == "run"
 
 
-def parse_record(data: str | bytes, where: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+def parse_record(
+    data: str | bytes, where: str, frozen: bool = True
+) -> tuple[dict[str, Any], tuple[str, ...]]:
     """A record as a plain dict, migrated to this schema where possible.
 
     A record from a newer release is returned as recorded, with a note: its known fields still
     compare, and refusing the whole diff would hide the very difference the user is after.
+    ``frozen=False`` validates and migrates the record without the round trip through a frozen
+    ``Fingerprint`` (which only normalises how sections are written): ``explain`` reads a
+    thousand records at once.
     """
     try:
         raw = json.loads(data)
     except (ValueError, RecursionError) as exc:
         raise ResolveError(f"{where} is not a fingerprint: not valid JSON ({exc})") from None
     try:
-        return Fingerprint.from_dict(raw).to_dict(), ()
+        return (Fingerprint.from_dict(raw).to_dict() if frozen else migrate(raw)), ()
     except FingerprintError as exc:
         error = exc
     version = raw.get("schema_version") if isinstance(raw, Mapping) else None

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sqlite3
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -116,18 +117,24 @@ def _missing(exc: BaseException) -> bool:
     return status == 404 or "404" in text or "does not exist" in text or "No such file" in text
 
 
-def _download(artifact_uri: str, path: str, tracking_uri: str) -> bytes | None:
+def _download(artifact_uri: str, path: str, tracking_uri: str, folder: Path) -> bytes | None:
+    """One file of a run's remote artifact root, in one request: the repository's own
+    ``_download_file`` (what every MLflow artifact repository implements), without the listing,
+    the thread pool and the progress bar of its ``download_artifacts``."""
     from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 
     repo = get_artifact_repository(artifact_uri, tracking_uri=tracking_uri)
-    with tempfile.TemporaryDirectory(prefix="mfp-") as tmp:
-        try:
-            local = repo.download_artifacts(path, dst_path=tmp)
-        except Exception as exc:
-            if _missing(exc):
-                return None
-            raise
-        return Path(local).read_bytes()
+    local = folder / f"{abs(hash(artifact_uri))}-{threading.get_ident()}.json"
+    try:
+        repo._download_file(path, str(local))
+    except Exception as exc:
+        if _missing(exc):
+            return None
+        raise
+    try:
+        return local.read_bytes()
+    finally:
+        local.unlink(missing_ok=True)
 
 
 def pooled(fn: Callable[[T], R], items: Iterable[T], threads: int = READ_THREADS) -> list[R]:
@@ -152,8 +159,9 @@ def read_artifacts(
         else:
             out[run.run_id] = _read_local(root, path)
     if remote:
-        with store_errors(tracking_uri):
-            found = pooled(lambda r: _download(r.artifact_uri, path, tracking_uri), remote)
+        with store_errors(tracking_uri), tempfile.TemporaryDirectory(prefix="mfp-") as tmp:
+            folder = Path(tmp)
+            found = pooled(lambda r: _download(r.artifact_uri, path, tracking_uri, folder), remote)
         out.update(zip((r.run_id for r in remote), found, strict=True))
     return out
 

@@ -24,7 +24,7 @@ from itertools import combinations
 
 import numpy as np
 
-from .anova import Anova, Cells, Term, anova, cells
+from .anova import Anova, Cells, Term, anova, cells, design_rank
 from .design import Block, blocks, column, encode, short_names
 from .ftest import f_survival, holm
 from .groups import Groups, NoiseFloor, Outlying, noise_floor, outliers
@@ -66,7 +66,9 @@ def analyse(table: Table, y: np.ndarray) -> Analysis:
             f"too few runs to estimate every field beside the others; not estimated: {names}"
         )
     terms: list[Term] = [(i,) for i in range(len(found))]
-    terms += _interactions(found, terms, y)
+    pairs, alias_notes = _interactions(found, terms, y)
+    terms += pairs
+    notes += alias_notes
     design = cells(found, terms)
     fitted = anova(design, design.sample(y))
     p_adjusted = _p_values(fitted, terms)
@@ -145,28 +147,70 @@ def _p_values(fitted: Anova, terms: Sequence[Term]) -> list[float | None]:
     return [None if p is None else next(adjusted) for p in raw]
 
 
-def _interactions(found: Sequence[Block], mains: Sequence[Term], y: np.ndarray) -> list[Term]:
+def _interactions(
+    found: Sequence[Block], mains: Sequence[Term], y: np.ndarray
+) -> tuple[list[Term], list[str]]:
     """Two-way interactions among the blocks that explain the most (at most MAX_INTERACTING of
     them, by their Type II sum of squares), kept where they pass their own Holm-corrected F test
-    in the model of every main effect and every candidate pair. The candidates are not required
+    in the model of every main effect and the candidate pairs. The candidates are not required
     to pass a test first: an interaction left out of the model inflates its residual, which can
-    hide the very main effects that would have named it."""
+    hide the very main effects that would have named it.
+
+    Pairs join the model in order of their blocks' sums of squares, and a pair the model already
+    spans is left out: in a fractional design (a thread count set as the parity of three
+    options) two interactions can be one and the same column; the one between the blocks that
+    matter on their own is named, with a note saying which it cannot be told from."""
     if len(mains) < 2:
-        return []
+        return [], []
     design = cells(found, mains)
     fitted = anova(design, design.sample(y))
-    strong = sorted(
-        (t for t in mains if fitted.terms[t].ss > 0), key=lambda t: -fitted.terms[t].ss
-    )[:MAX_INTERACTING]
-    pairs = [(a[0], b[0]) for a, b in combinations(sorted(strong), 2)]
-    if not pairs:
-        return []
-    design = cells(found, [*mains, *pairs])
+    ss = {t: fitted.terms[t].ss for t in mains}
+    strong = sorted((t for t in mains if ss[t] > 0), key=lambda t: -ss[t])[:MAX_INTERACTING]
+    pairs = sorted(  # each pair the block that explains more first, as it is named
+        ((a[0], b[0]) for a, b in combinations(strong, 2)),
+        key=lambda pair: -ss[(pair[0],)] * ss[(pair[1],)],
+    )
+
+    def spanned(terms: Sequence[Term]) -> int:
+        return design_rank(cells(found, [*mains, *terms]))
+
+    included: list[Term] = []
+    skipped: list[Term] = []
+    rank = spanned([])
+    for pair in pairs:
+        grown = spanned([*included, pair])
+        if grown > rank:
+            included.append(pair)
+            rank = grown
+        else:
+            skipped.append(pair)
+    if not included:
+        return [], []
+    design = cells(found, [*mains, *included])
     fitted = anova(design, design.sample(y))
     if fitted.df_error < MIN_ERROR_DF:
-        return []
-    p = _p_values(fitted, pairs)
-    return [t for t, pt in zip(pairs, p, strict=True) if pt is not None and pt < ALPHA]
+        return [], []
+    p = _p_values(fitted, included)
+    kept = [t for t, pt in zip(included, p, strict=True) if pt is not None and pt < ALPHA]
+    notes = []
+    for term in kept:
+        others = [t for t in included if t != term]
+        twins = [s for s in skipped if spanned([*others, s]) == rank]
+        if twins:
+            named = ", ".join(_pair_label(found, t) for t in twins)
+            notes.append(
+                f"{_pair_label(found, term)} cannot be told from {named} in these runs (the "
+                "same runs differ in both); it is named for the fields that matter on their own"
+            )
+    return kept, notes
+
+
+def _pair_label(found: Sequence[Block], term: Term) -> str:
+    """'program.call.lr × width'; a block of several settings in brackets."""
+    a, b = (found[i] for i in term)
+    if len(a.settings) == len(b.settings) == 1:
+        return joined([a.settings[0], b.settings[0]], "×")
+    return " × ".join(f"({_label(x)})" if len(x.settings) > 1 else _label(x) for x in (a, b))
 
 
 def _intervals(
@@ -231,11 +275,7 @@ def _factor(
             )
         ]
         codes, labels = encode(pairs)
-        label = (
-            joined([a.fields[0], b.fields[0]], "×")
-            if len(a.fields) == len(b.fields) == 1
-            else f"{_label(a)} × {_label(b)}"
-        )
+        label = _pair_label(found, term)
         fields, confounded, kind, near = (*a.fields, *b.fields), False, "interaction", False
     lead = info[fields[0]]
     verdict = _verdict(p, interval[0], interval[1])

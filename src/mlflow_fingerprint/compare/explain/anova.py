@@ -44,6 +44,12 @@ class Cells:
         return Sample.of(of_run, values, self.count)
 
 
+def design_rank(design: Cells) -> int:
+    """The rank of ``[1, every term's columns]``: what the runs can estimate of the model."""
+    matrix = np.column_stack([np.ones(design.count), *(design.columns[t] for t in design.terms)])
+    return int(np.linalg.matrix_rank(matrix))
+
+
 def cells(blocks: Sequence[Block], terms: Sequence[Term]) -> Cells:
     n = len(blocks[0].codes) if blocks else 0
     codes = np.column_stack([b.codes for b in blocks]) if blocks else np.zeros((n, 1), np.int64)

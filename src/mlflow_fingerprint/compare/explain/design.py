@@ -16,6 +16,7 @@ report says so. Three tests find them:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -116,29 +117,33 @@ def subject(field: str) -> str:
     return ".".join(parts[:2]) if parts[0] in DEEP_SUBJECT else parts[0]
 
 
+def same_value_text(text: str) -> str:
+    """A value as settings compare it: ``0``, ``0.0`` and ``"0"`` (a param is a string) are one
+    number."""
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return repr(number) if math.isfinite(number) else text
+
+
 def _settings(columns: Sequence[Column], texts: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
-    """One field per distinct series of values, in the columns' order, except for the lead pair,
-    which names the confound: the second is the first of another subject than the first, and
-    each is its subject's name or version where one split the runs the same way."""
+    """One field per distinct series of values (``params.lr`` and ``program.call.lr`` holding
+    the same numbers are one setting), then the lead pair first: the lead is the setting that
+    tells the most values apart (in a nested block the others are functions of it), a name or a
+    version before other fields of its rank; the second the like among another subject's."""
     seen: dict[tuple[str, ...], str] = {}
     for col in columns:
-        seen.setdefault(texts[col.field], col.field)
+        seen.setdefault(tuple(map(same_value_text, texts[col.field])), col.field)
     found = list(seen.values())
-    partition = {c.field: c.codes.tobytes() for c in columns}
-    other = next((f for f in found[1:] if subject(f) != subject(found[0])), None)
-    leads = [found[0]] if other is None else [found[0], other]
-    for k, lead in enumerate(leads):
-        leads[k] = next(
-            (
-                f
-                for f in found
-                if subject(f) == subject(lead)
-                and f.rsplit(".", 1)[-1] in NAMING
-                and partition[f] == partition[lead]
-                and f not in leads
-            ),
-            lead,
-        )
+    levels = {f: len(set(texts[f])) for f in found}
+
+    def preference(f: str) -> tuple[int, bool, int]:
+        return -levels[f], f.rsplit(".", 1)[-1] not in NAMING, found.index(f)
+
+    lead = min(found, key=preference)
+    others = [f for f in found if subject(f) != subject(lead)]
+    leads = [lead, min(others, key=preference)] if others else [lead]
     return (*leads, *(f for f in found if f not in leads))
 
 

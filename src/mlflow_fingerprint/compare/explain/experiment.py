@@ -81,7 +81,7 @@ def _record(run: reads.StoredRun, data: bytes | None) -> tuple[RunRecord, str | 
     why = "no fingerprint artifact"
     if data is not None:
         try:
-            record, _ = parse_record(data, f"run {run.run_id}")
+            record, _ = parse_record(data, f"run {run.run_id}", frozen=False)
             return RunRecord(run.run_id, {**record, "params": params}, "full"), None
         except ResolveError as exc:
             why = str(exc)

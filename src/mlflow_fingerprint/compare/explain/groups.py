@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -38,6 +39,7 @@ SEED_NAME = re.compile(r"(^|[_\-])seeds?$|^random[_\-]?state$", re.IGNORECASE)
 SEED_NAMED_UNDER = ("program.call", "program.options", "params")
 
 
+@cache
 def is_seed_field(path: str) -> bool:
     """The field holds a seed (or a draw that replaces one), so replicates may differ in it."""
     if any(matches(parts(pattern), parts(path)) for pattern in SEED_FIELDS):

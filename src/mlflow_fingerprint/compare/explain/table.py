@@ -15,7 +15,7 @@ Values are compared as text (``0.1`` logged as a param and passed as an argument
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,7 @@ from ...model.fingerprint import is_unavailable
 from ...model.hashing import VOLATILE
 from ...model.missing import MISSING
 from ...model.vocabulary import Coverage, Effect
-from ..fields import FieldChange, record_leaves, same_value
+from ..fields import NOT_FIELDS, FieldChange, leaf_paths, same_value, varying
 from ..partial import summary_record
 from ..ranking import TIER
 from ..rules import classify
@@ -75,42 +75,43 @@ def _is_volatile(path: str) -> bool:
     return any(matches(parts(v), parts(path)) for v in VOLATILE)
 
 
-def _leaves(row: RunRecord, with_summary: bool) -> dict[str, Any]:
-    flat = record_leaves(row.record)
-    if with_summary and row.coverage == "full":
-        flat.update(record_leaves(summary_record(row.record)))
-    return flat
+def _fields_of(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A record's fields without the keys that describe the record and without its params."""
+    return {k: v for k, v in record.items() if k not in NOT_FIELDS and k != "params"}
 
 
-def _varies(values: Sequence[Any]) -> bool:
-    first = values[0]
-    return any(not same_value(v, first) for v in values[1:])
+def _summary(row: RunRecord) -> dict[str, Any]:
+    return _fields_of(summary_record(row.record) if row.coverage == "full" else row.record)
+
+
+def _candidates(rows: Sequence[RunRecord]) -> Iterator[tuple[str, list[int], list[Any]]]:
+    """(field, the runs that can know it, their values) for every field that varies among the
+    runs that can know it: params in every run; the tag summary in runs with a whole record or
+    tags (only where some have tags only); the whole record in runs that have it."""
+    everyone = list(range(len(rows)))
+    params = [dict(r.record.get("params") or {}) for r in rows]
+    for path, values in varying(params, "params"):
+        yield path, everyone, values
+    tagged = [i for i, r in enumerate(rows) if r.coverage != "params"]
+    summarised: set[str] = set()
+    if any(r.coverage == "tags" for r in rows):
+        summarised = leaf_paths(_fields_of(summary_record({})))
+        for path, values in varying([_summary(rows[i]) for i in tagged]):
+            yield path, tagged, values
+    whole = [i for i in everyone if rows[i].coverage == "full"]
+    if len(whole) >= 2:
+        for path, values in varying([_fields_of(rows[i].record) for i in whole]):
+            if path not in summarised:
+                yield path, whole, values
 
 
 def build(rows: Sequence[RunRecord]) -> Table:
-    with_summary = any(r.coverage == "tags" for r in rows)
-    flats = [_leaves(r, with_summary) for r in rows]
-    universe: dict[Coverage, set[str]] = {"full": set(), "tags": set(), "params": set()}
-    for row, flat in zip(rows, flats, strict=True):
-        universe[row.coverage].update(flat)
-    params = {p for flat in flats for p in flat if p.startswith("params.")}
-    tagged = universe["tags"] | (set(record_leaves(summary_record({}))) if with_summary else set())
-    known_by: dict[Coverage, set[str]] = {
-        "full": universe["full"] | tagged | params,
-        "tags": tagged | params,
-        "params": params,
-    }
-    paths = sorted(set().union(*known_by.values()))
     used: list[FieldInfo] = []
     seeds: list[str] = []
     missing: list[str] = []
     texts: dict[str, tuple[str, ...]] = {}
-    for path in paths:
+    for path, knowers, values in _candidates(rows):
         if _is_volatile(path):
-            continue
-        knowers = [i for i, r in enumerate(rows) if path in known_by[r.coverage]]
-        values = [flats[i].get(path, MISSING) for i in knowers]
-        if len(values) < 2 or not _varies(values):
             continue
         info = _classified(path, rows, knowers, values)
         if info is None:
@@ -126,7 +127,7 @@ def build(rows: Sequence[RunRecord]) -> Table:
             texts[path] = tuple(text(v) for v in values)
     used.sort(key=lambda f: f.order)
     keys = tuple(replicate_key({f.path: texts[f.path][i] for f in used}) for i in range(len(rows)))
-    return Table(tuple(used), texts, tuple(seeds), tuple(missing), keys)
+    return Table(tuple(used), texts, tuple(sorted(seeds)), tuple(sorted(missing)), keys)
 
 
 def _classified(

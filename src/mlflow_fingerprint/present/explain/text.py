@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import shutil
+import textwrap
 
 from ...compare.explain.result import Explanation
 from ..text import aligned
@@ -34,8 +35,17 @@ def _factor_rows(report: Explanation) -> list[tuple[str, ...]]:
     ]
 
 
+WIDTH = 100  # prose wraps here; table rows run free, as diff's do
+
+
+def wrap(text: str, first: str = "", rest: str = "") -> list[str]:
+    return textwrap.wrap(
+        text, WIDTH, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False
+    )
+
+
 def lines(report: Explanation) -> list[str]:
-    out = [words.title(report), words.headline(report), "", words.noise_line(report)]
+    out = [words.title(report), *wrap(words.headline(report)), "", *wrap(words.noise_line(report))]
     rows = _factor_rows(report)
     if rows:
         out += ["", "Fields that vary, by their share of the variance:", *aligned(HEADER, rows)]
@@ -51,16 +61,21 @@ def lines(report: Explanation) -> list[str]:
     if confounded:
         out += ["", "* Moved together in these runs:"]
         for f in confounded:
-            out.append(f"  - {words.confounded_line(report, f)}.")
+            out += wrap(f"{words.confounded_line(report, f)}.", "  - ", "    ")
             sep = words.separation(report, f)
             if sep is not None:
-                out.append(f"    To separate them: {sep.runs_needed}.")
+                out += wrap(f"To separate them: {sep.runs_needed}.", "    ", "    ")
     if report.outliers:
         out += ["", "Outliers (far from their replicates):"]
         for o in report.outliers[:MAX_OUTLIERS]:
             out.append(f"  - {o.run_id} ({o.group}, z {o.z:+.1f}, {words.num(o.value)}): {o.diff}")
-    tail = [line for line in (words.missing_line(report), words.left_out_line(report)) if line]
-    notes = [f"note: {n}" for n in report.notes[:MAX_NOTES]]
+    tail = [
+        part
+        for line in (words.missing_line(report), words.left_out_line(report))
+        if line
+        for part in wrap(line, "", "  ")
+    ]
+    notes = [part for n in report.notes[:MAX_NOTES] for part in wrap(n, "note: ", "      ")]
     if len(report.notes) > MAX_NOTES:
         notes.append(f"note: {len(report.notes) - MAX_NOTES} more in --format json")
     if tail or notes:

@@ -93,7 +93,7 @@ def headline(report: Explanation) -> str:
     if top:
         named = ", ".join(f"{f.label} ({pct(f.share)})" for f in top[:3])
         line = f"Beyond the noise, the spread is {named}"
-        line += f" and {plural(len(top) - 3, 'more')}" if len(top) > 3 else ""
+        line += f" and {len(top) - 3} more" if len(top) > 3 else ""
         line += "."
     elif report.noise.share is not None and report.noise.share >= 1 - UNEXPLAINED_FROM:
         line = "Nothing recorded moves the metric beyond the noise: the spread is seed noise."
@@ -107,10 +107,16 @@ def headline(report: Explanation) -> str:
     return line
 
 
-def levels_text(levels: Sequence[Level], limit: int = 3, width: int = 44) -> str:
-    """'0.01: 0.31 (n=12) · 0.1: 0.81 (n=12)', lowest mean first, at most ``limit`` values."""
-    shown = [f"{short(lv.value, width)}: {num(lv.mean)} (n={lv.n})" for lv in levels[:limit]]
-    more = f" · +{len(levels) - limit}" if len(levels) > limit else ""
+def levels_text(levels: Sequence[Level], limit: int = 3, width: int = 44, room: int = 80) -> str:
+    """'0.01: 0.31 (n=12) · 0.1: 0.81 (n=12)', lowest mean first: at most ``limit`` values, and
+    no more than fit in about ``room`` characters (the first always shows)."""
+    shown: list[str] = []
+    for lv in levels[:limit]:
+        item = f"{short(lv.value, width)}: {num(lv.mean)} (n={lv.n})"
+        if shown and sum(len(x) + 3 for x in shown) + len(item) > room:
+            break
+        shown.append(item)
+    more = f" · +{len(levels) - len(shown)}" if len(levels) > len(shown) else ""
     return " · ".join(shown) + more
 
 
