@@ -16,12 +16,15 @@ Both are written through a real ``mlflow server``'s REST API. Measured alternate
    client pays to see the runs, their params, tags and metrics);
 2. ``explain()``: ``mfp.explain(experiment)`` in-process, everything included: the same search,
    the 1,000 fingerprint records, the analysis (bootstrap included);
-3. ``fingerprint explain``: the whole command as a user runs it, interpreter start included.
+3. ``fingerprint explain``: the whole command as a user runs it, interpreter start included,
+   against ``search (process)``: a Python process that imports mlflow and does the same search
+   (what any command reading these runs pays before it reads a record).
 
 Also: where ``explain()``'s time goes (reads vs analysis), the per-run read cost beyond the
 search, and whether the report names the learning rate first (it must: the model says so).
 
     .venv/bin/python benchmarks/bench_explain.py [--runs-seeds 5] [--repeat 3] [--json FILE]
+                                                 [--store DIR]  # keep (and reuse) the stores
 
 Exit status 1 if ``explain`` takes more than 10 s on sqlite or 30 s against the server.
 """
@@ -104,6 +107,34 @@ def explain_parts(uri: str) -> dict[str, float]:
     return parts
 
 
+SEARCH_PROCESS = """
+import sys
+from mlflow import MlflowClient
+client = MlflowClient(sys.argv[1])
+experiment_id = client.get_experiment_by_name(sys.argv[2]).experiment_id
+token = None
+while True:
+    page = client.search_runs([experiment_id], max_results=1000, page_token=token)
+    token = page.token
+    if not token:
+        break
+"""
+
+
+def search_process(uri: str) -> float:
+    seconds, out = timed(
+        lambda: subprocess.run(
+            [sys.executable, "-c", SEARCH_PROCESS, uri, EXPERIMENT],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"the search process failed: {out.stderr.strip()[-300:]}")
+    return seconds
+
+
 def cli(uri: str) -> float:
     seconds, out = timed(
         lambda: subprocess.run(
@@ -120,23 +151,26 @@ def cli(uri: str) -> float:
 
 def build(folder: Path, seeds: int, stack: contextlib.ExitStack) -> dict[str, Any]:
     """The sqlite store (written through a server that gives runs a local artifact root) and a
-    proxied server, each holding the same runs; the server runs until ``stack`` closes."""
+    proxied server, each holding the same runs; the server runs until ``stack`` closes. Stores
+    already in ``folder`` are kept as they are."""
     runs = cluster_runs(seeds=seeds)
-    stores: dict[str, Any] = {"runs": len(runs)}
-    local = folder / "local"
-    local.mkdir()
+    stores: dict[str, Any] = {"runs": len(runs), "build_sqlite_s": None, "build_server_s": None}
+    local, remote = folder / "local", folder / "remote"
+    fresh = not (local / "mlflow.db").exists()
+    local.mkdir(parents=True, exist_ok=True)
+    remote.mkdir(parents=True, exist_ok=True)
     db = local / "mlflow.db"
-    with running_server(
-        f"sqlite:///{db}", (local / "artifacts").as_uri(), {}, mode="direct"
-    ) as server:
-        stores["build_sqlite_s"], _ = timed(lambda: write_runs(server.url, EXPERIMENT, runs))
+    if fresh:
+        with running_server(
+            f"sqlite:///{db}", (local / "artifacts").as_uri(), {}, mode="direct"
+        ) as server:
+            stores["build_sqlite_s"], _ = timed(lambda: write_runs(server.url, EXPERIMENT, runs))
     stores["sqlite"] = f"sqlite:///{db}"
-    remote = folder / "remote"
-    remote.mkdir()
     server = stack.enter_context(
         running_server(f"sqlite:///{remote / 'mlflow.db'}", str(remote / "artifacts"), {})
     )
-    stores["build_server_s"], _ = timed(lambda: write_runs(server.url, EXPERIMENT, runs))
+    if fresh:
+        stores["build_server_s"], _ = timed(lambda: write_runs(server.url, EXPERIMENT, runs))
     stores["server"] = server.url
     return stores
 
@@ -144,8 +178,14 @@ def build(folder: Path, seeds: int, stack: contextlib.ExitStack) -> dict[str, An
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs-seeds", type=int, default=SEEDS, help="seeds per configuration")
+    # 200 configurations x 5 seeds: the 1,000 runs
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--json", metavar="FILE")
+    p.add_argument(
+        "--store",
+        metavar="DIR",
+        help="build the stores in DIR and keep them; an existing DIR is read again, not rebuilt",
+    )
     args = p.parse_args()
     import mlflow_fingerprint as mfp
 
@@ -153,14 +193,16 @@ def main() -> int:
         tempfile.TemporaryDirectory(prefix="mfp-bench-explain-") as tmp,
         contextlib.ExitStack() as stack,
     ):
-        stores = build(Path(tmp), args.runs_seeds, stack)
+        folder = Path(args.store) if args.store else Path(tmp)
+        stores = build(folder, args.runs_seeds, stack)
         results: dict[str, Any] = {"runs": stores["runs"]}
         for kind in ("sqlite", "server"):
             uri = stores[kind]
             assert search(uri) == stores["runs"]
             mfp.explain(EXPERIMENT, tracking_uri=uri)  # warm-up: imports, connections
         samples: dict[str, dict[str, list[float]]] = {
-            k: {"search": [], "explain": [], "cli": []} for k in ("sqlite", "server")
+            k: {"search": [], "explain": [], "search_process": [], "cli": []}
+            for k in ("sqlite", "server")
         }
         parts: dict[str, list[dict[str, float]]] = {"sqlite": [], "server": []}
         for _ in range(args.repeat):
@@ -170,6 +212,7 @@ def main() -> int:
                 found = explain_parts(uri)
                 parts[kind].append(found)
                 samples[kind]["explain"].append(found["total"])
+                samples[kind]["search_process"].append(search_process(uri))
                 samples[kind]["cli"].append(cli(uri))
         report = mfp.explain(EXPERIMENT, tracking_uri=stores["sqlite"])
         results["top_factor"] = list(report.factors[0].fields)
@@ -180,8 +223,8 @@ def main() -> int:
         failed = False
         print(f"explain of {stores['runs']} runs; median of {args.repeat}")
         print(
-            f"{'store':8} {'search':>8} {'explain()':>10} {'CLI':>8} {'ratio':>7} "
-            f"{'ms/run':>7}   explain() parts"
+            f"{'store':8} {'search':>8} {'explain()':>10} {'ratio':>7} {'ms/run':>7} "
+            f"{'search(p)':>10} {'CLI':>8}   explain() parts"
         )
         for kind in ("sqlite", "server"):
             med = {k: statistics.median(v) for k, v in samples[kind].items()}
@@ -198,8 +241,9 @@ def main() -> int:
                 "limit_s": LIMITS[kind],
             }
             print(
-                f"{kind:8} {med['search']:7.2f}s {med['explain']:9.2f}s {med['cli']:7.2f}s "
-                f"{med['explain'] / med['search']:6.1f}x {per_run_ms:6.2f}   "
+                f"{kind:8} {med['search']:7.2f}s {med['explain']:9.2f}s "
+                f"{med['explain'] / med['search']:6.1f}x {per_run_ms:6.2f} "
+                f"{med['search_process']:9.2f}s {med['cli']:7.2f}s   "
                 + ", ".join(f"{k} {v:.2f}s" for k, v in split.items())
             )
             if max(med["explain"], med["cli"]) > LIMITS[kind]:

@@ -50,7 +50,7 @@ def test_type_ii_on_cells_equals_run_level_least_squares_on_an_unbalanced_design
     found = design_blocks(texts_of(a=a, b=b, c=c))
     assert [blk.fields for blk in found] == [("a",), ("b",), ("c",)]
     terms = [(0,), (1,), (2,), (0, 1)]
-    design = cells(found, terms)
+    design = cells(found, terms, n)
     fitted = anova(design, design.sample(y))
     x = {(i,): treatment(found[i].codes, found[i].levels) for i in range(3)}
     ab = (x[(0,)][:, :, None] * x[(1,)][:, None, :]).reshape(n, -1)
@@ -73,7 +73,7 @@ def test_balanced_main_effect_is_the_textbook_sum_of_squares() -> None:
     a, b = np.repeat([0, 1, 2], 8), np.tile(np.repeat([0, 1], 4), 3)
     y = np.random.default_rng(0).normal(size=24) + a
     found = design_blocks(texts_of(a=a, b=b))
-    design = cells(found, [(0,), (1,)])
+    design = cells(found, [(0,), (1,)], 24)
     fitted = anova(design, design.sample(y))
     means = np.array([y[a == k].mean() for k in range(3)])
     assert fitted.terms[(0,)].ss == pytest.approx(8 * ((means - y.mean()) ** 2).sum())
@@ -82,10 +82,10 @@ def test_balanced_main_effect_is_the_textbook_sum_of_squares() -> None:
 def test_a_bootstrap_sample_is_the_same_runs_counted_again() -> None:
     a = np.array([0, 0, 1, 1, 2, 2])
     y = np.array([1.0, 1.5, 2.0, 2.5, 4.0, 3.0])
-    design = cells(design_blocks(texts_of(a=a)), [(0,)])
+    design = cells(design_blocks(texts_of(a=a)), [(0,)], 6)
     picks = np.array([0, 0, 3, 4, 5, 5])
     resampled = anova(design, design.sample(y, picks))
-    again = cells(design_blocks(texts_of(a=a[picks])), [(0,)])
+    again = cells(design_blocks(texts_of(a=a[picks])), [(0,)], 6)
     direct = anova(again, again.sample(y[picks]))
     assert resampled.terms[(0,)].ss == pytest.approx(direct.terms[(0,)].ss)
 
@@ -283,3 +283,30 @@ def test_without_replicates_the_noise_is_the_residual_and_says_so() -> None:
     assert found.noise.groups == 0
     assert found.noise.sd is not None
     assert any("no two runs are replicates" in n for n in found.notes)
+
+
+def test_runs_that_differ_only_in_their_seeds_are_all_noise() -> None:
+    texts = {"seeds.requested": tuple(str(s) for s in range(6))}
+    table = Table((), texts, ("seeds.requested",), (), ((),) * 6)
+    found = analyse(table, np.array([1.0, 1.2, 0.9, 1.1, 1.05, 0.95]))
+    assert found.factors == ()
+    assert (found.noise.groups, found.noise.runs, found.noise.share) == (1, 6, 1.0)
+    assert found.noise.sd == pytest.approx(np.std([1.0, 1.2, 0.9, 1.1, 1.05, 0.95], ddof=1))
+
+
+def test_what_no_field_accounts_for_is_said_to_be_unexplained() -> None:
+    """A metric driven by the three fields together (their parity), which no main effect or pair
+    of them carries: nothing is called important, and the report says most of the spread is
+    neither a recorded field nor the noise."""
+    from mlflow_fingerprint.compare.explain.result import Explanation
+    from mlflow_fingerprint.present.explain.words import headline
+
+    table, _ = simulated(np.random.default_rng(5), {})
+    on = np.array([[int(table.texts[f.path][i]) for f in table.fields] for i in range(24)])
+    y = (on.sum(axis=1) % 2) + np.random.default_rng(6).normal(0, 0.05, 24)
+    found = analyse(table, y)
+    assert not [f for f in found.factors if f.verdict == "important"]
+    report = Explanation(
+        "x", "1", "m", "final", 24, float(y.mean()), float(y.std()), found.noise, found.factors
+    )
+    assert "Unexplained: " in headline(report)

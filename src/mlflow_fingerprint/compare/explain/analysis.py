@@ -69,7 +69,7 @@ def analyse(table: Table, y: np.ndarray) -> Analysis:
     pairs, alias_notes = _interactions(found, terms, y)
     terms += pairs
     notes += alias_notes
-    design = cells(found, terms)
+    design = cells(found, terms, len(y))
     fitted = anova(design, design.sample(y))
     p_adjusted = _p_values(fitted, terms)
     low, high = _intervals(design, y, terms)
@@ -77,6 +77,8 @@ def analyse(table: Table, y: np.ndarray) -> Analysis:
         _factor(found, term, fitted, p_adjusted[k], (low[k], high[k]), y, info)
         for k, term in enumerate(terms)
     ]
+    if not found:
+        notes.append("no recorded field varies across these runs but their seeds")
     order = {"important": 0, "undecided": 1, "ruled_out": 2}
     factors.sort(key=lambda f: (order[f.verdict], -f.share, f.label))
     ruled = tuple(
@@ -113,9 +115,7 @@ def _label(block: Block) -> str:
 
 
 def _design_rank(found: Sequence[Block], y: np.ndarray) -> int:
-    terms = [(i,) for i in range(len(found))]
-    design = cells(found, terms)
-    return len(y) - anova(design, design.sample(y)).df_error
+    return design_rank(cells(found, [(i,) for i in range(len(found))], len(y)))
 
 
 def _within_df(found: list[Block], y: np.ndarray) -> tuple[list[Block], list[Block]]:
@@ -125,7 +125,7 @@ def _within_df(found: list[Block], y: np.ndarray) -> tuple[list[Block], list[Blo
         return found, []
     alone = []
     for i, block in enumerate(found):
-        design = cells([block], [(0,)])
+        design = cells([block], [(0,)], len(y))
         result = anova(design, design.sample(y))
         alone.append((-result.terms[(0,)].ss, i))
     kept: list[int] = []
@@ -161,8 +161,8 @@ def _interactions(
     options) two interactions can be one and the same column; the one between the blocks that
     matter on their own is named, with a note saying which it cannot be told from."""
     if len(mains) < 2:
-        return [], []
-    design = cells(found, mains)
+        return [], []  # nothing to pair
+    design = cells(found, mains, len(y))
     fitted = anova(design, design.sample(y))
     ss = {t: fitted.terms[t].ss for t in mains}
     strong = sorted((t for t in mains if ss[t] > 0), key=lambda t: -ss[t])[:MAX_INTERACTING]
@@ -172,7 +172,7 @@ def _interactions(
     )
 
     def spanned(terms: Sequence[Term]) -> int:
-        return design_rank(cells(found, [*mains, *terms]))
+        return design_rank(cells(found, [*mains, *terms], len(y)))
 
     included: list[Term] = []
     skipped: list[Term] = []
@@ -186,7 +186,7 @@ def _interactions(
             skipped.append(pair)
     if not included:
         return [], []
-    design = cells(found, [*mains, *included])
+    design = cells(found, [*mains, *included], len(y))
     fitted = anova(design, design.sample(y))
     if fitted.df_error < MIN_ERROR_DF:
         return [], []

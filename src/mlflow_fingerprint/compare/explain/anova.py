@@ -50,9 +50,9 @@ def design_rank(design: Cells) -> int:
     return int(np.linalg.matrix_rank(matrix))
 
 
-def cells(blocks: Sequence[Block], terms: Sequence[Term]) -> Cells:
-    n = len(blocks[0].codes) if blocks else 0
-    codes = np.column_stack([b.codes for b in blocks]) if blocks else np.zeros((n, 1), np.int64)
+def cells(blocks: Sequence[Block], terms: Sequence[Term], runs: int) -> Cells:
+    """The cells of ``runs`` runs under ``blocks`` (one cell when no block varies)."""
+    codes = np.column_stack([b.codes for b in blocks]) if blocks else np.zeros((runs, 1), np.int64)
     distinct, of_run = np.unique(codes, axis=0, return_inverse=True)
     main = {(i,): treatment(distinct[:, i], b.levels) for i, b in enumerate(blocks)}
     columns: dict[Term, np.ndarray] = {}

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import layout
 from ...errors import ExplainError, ResolveError
 from ...tracking import experiment as reads
 from ...tracking import store as tracking
@@ -27,7 +28,7 @@ from .table import RunRecord, build
 MIN_RUNS = 3
 FINISHED = "FINISHED"
 # Shown to a user whose experiment mixes fingerprinted runs with runs that are not.
-ONLY_FINGERPRINTED = "tags.`fingerprint.hash` LIKE '%'"
+ONLY_FINGERPRINTED = f"tags.`{layout.TAG_HASH}` LIKE '%'"
 
 
 def _at(at: str | int) -> str | int:
