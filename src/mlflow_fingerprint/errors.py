@@ -19,7 +19,8 @@ The hierarchy, and what a caller does with each::
     ├── UsageError                a bad command line or environment; one line, exit 2
     ├── BadEvent                  a spool record that is no event: refused by the replay, kept
     ├── Unreachable               the store did not answer (or answered 5xx): keep and retry later
-    │   └── Unauthorized          401/403: the credentials were refused; keep and retry with others
+    │   ├── Unauthorized          401/403: the credentials were refused; keep and retry with others
+    │   └── Busy                  a sqlite file another process is writing: retry within seconds
     └── Rejected                  the store answered and refused: retrying cannot help
     BaseException
     └── TrainingStopped           MLFLOW_FINGERPRINT_STOP_AFTER was reached: unwinds train() past
@@ -97,6 +98,12 @@ class Unreachable(Exception):
 class Unauthorized(Unreachable):
     """The store refused our credentials (401/403): keep the data, retry when they are fixed (a
     rotated token, an auth gateway restarting); never a reason to drop a record."""
+
+
+class Busy(Unreachable):
+    """A sqlite store still locked by another process's write after MLflow's busy timeout (a
+    sweep's processes sharing one file): retried within a second or two, never reported as an
+    outage unless it lasts."""
 
 
 class Rejected(Exception):

@@ -11,7 +11,7 @@ sees the new value); the warning for one bad value is given once, as the parse o
 
 from __future__ import annotations
 
-import math
+import json
 import os
 import warnings
 from collections.abc import Callable, Mapping
@@ -20,6 +20,7 @@ from functools import lru_cache
 from typing import Literal, TypeVar
 
 from .errors import FingerprintWarning
+from .limits import check_seconds, check_step
 
 PROBE_TIMEOUT = "MLFLOW_FINGERPRINT_PROBE_TIMEOUT"
 GATHER_TIMEOUT = "MLFLOW_FINGERPRINT_GATHER_TIMEOUT"
@@ -27,6 +28,9 @@ GIT_DIFF = "MLFLOW_FINGERPRINT_GIT_DIFF"
 DISABLE = "MLFLOW_FINGERPRINT_DISABLE"
 QUIET = "MLFLOW_FINGERPRINT_QUIET"
 REQUEST_TIMEOUT = "MLFLOW_FINGERPRINT_REQUEST_TIMEOUT"
+# Values the redactor must leave as they are (a dataset id that looks like a key): comma-separated,
+# or a JSON list of strings for values that hold a comma.
+NOT_SECRET = "MLFLOW_FINGERPRINT_NOT_SECRET"
 # Controlled reruns (``run/apply.py``): read when a ``fingerprinted`` run opens, and unlike the
 # tuning variables above a bad value stops the program before training (a rerun that silently
 # ignored its settings would be confidently wrong).
@@ -64,13 +68,11 @@ class Settings:
     # How long a command (show, diff, find, sync) waits for one answer of a tracking server.
     request_timeout_s: float = 5.0
     watch_steps: tuple[int, ...] = ()  # added to every ``mfp.watch``'s steps
+    not_secret: tuple[str, ...] = ()  # values the redactor leaves as they are
 
 
 def _seconds(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError("not a positive number of seconds")
-    return value
+    return check_seconds("a value", float(text))
 
 
 def _flag(text: str) -> bool:
@@ -84,10 +86,17 @@ def _flag(text: str) -> bool:
 
 def _steps(text: str) -> tuple[int, ...]:
     """``"20"`` or ``"0, 20,21"``: step numbers (non-negative integers), comma-separated."""
-    steps = tuple(int(part) for part in text.split(",") if part.strip())
-    if any(step < 0 for step in steps):
-        raise ValueError("a step number cannot be negative")
-    return steps
+    return tuple(check_step("a step", int(part)) for part in text.split(",") if part.strip())
+
+
+def _values(text: str) -> tuple[str, ...]:
+    """``a,b`` or ``["a", "b,c"]``: the values, blanks left out."""
+    if text.strip().startswith("["):
+        found = json.loads(text)
+        if not isinstance(found, list) or not all(isinstance(v, str) for v in found):
+            raise ValueError("not a JSON list of strings")
+        return tuple(v for v in found if v)
+    return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
 def _diff(text: str) -> tuple[DiffMode, int]:
@@ -136,4 +145,5 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
         quiet=_read(env, QUIET, _flag, base.quiet),
         request_timeout_s=_read(env, REQUEST_TIMEOUT, _seconds, base.request_timeout_s),
         watch_steps=_read(env, WATCH_STEPS, _steps, base.watch_steps),
+        not_secret=_read(env, NOT_SECRET, _values, base.not_secret),
     )

@@ -7,6 +7,7 @@ planted in (the context a scanner sees: a bare token, ``DB_PASSWORD=...``, a JSO
 
 from __future__ import annotations
 
+import base64
 import random
 import string
 from dataclasses import dataclass
@@ -113,8 +114,8 @@ def corpus(seed: int = 14) -> list[Planted]:
         add(f"{scheme} dsn", password, f"{scheme}://svc:{password}@db.internal:5432/app")
     redis = r(20)
     add("redis dsn", redis, f"redis://:{redis}@cache.internal:6379/0")
-    basic = r(18)
-    add("basic auth url", basic, f"https://deploy:{basic}@artifacts.example.com/simple/")
+    userinfo = r(18)
+    add("basic auth url", userinfo, f"https://deploy:{userinfo}@artifacts.example.com/simple/")
     api_key = r(32)
     add("api key in query", api_key, f"https://api.example.com/v2/items?api_key={api_key}&page=2")
     access = r(40, URLSAFE)
@@ -143,6 +144,12 @@ def corpus(seed: int = 14) -> list[Planted]:
     add("jwt", p("ey", "J", r(20, URLSAFE), ".ey", "J", r(40, URLSAFE), ".", r(43, URLSAFE)))
     bearer = r(40, URLSAFE)
     add("bearer header", bearer, f"Authorization: Bearer {bearer}")
+    basic = base64.b64encode(f"deploy:{r(16)}".encode()).decode()
+    add("basic auth header", basic, f"Authorization: Basic {basic}")
+    # bare keys: nothing before them says what they are, only that they look random
+    add("bare aws secret key", r(40, B64))
+    add("bare api key", r(32))
+    add("bare url-safe secret", r(43, URLSAFE))
     # passwords given to names
     pw = r(14) + "!"
     add("password in json", pw, f'{{"user": "svc", "password": "{pw}"}}')

@@ -77,6 +77,7 @@ BAD_FILES: dict[str, bytes | str] = {
     "schema-float": record(schema_version=1.5),
     "schema-bool": record(schema_version=True),
     "schema-null": record(schema_version=None),
+    "schema-newer": record(schema_version=99),
     "section-not-object": record(gpu=[1, 2, 3]),
     "section-string": record(numerics="tf32"),
     "hashes-not-strings": record(hashes={"fingerprint": 5}),
@@ -137,15 +138,19 @@ def store(tmp_path_factory: pytest.TempPathFactory, mlflow_db_template: Path) ->
     client = MlflowClient(uri)
     exp = client.create_experiment("bad-input", artifact_location=str(folder / "artifacts"))
     ids = {"uri": uri}
-    artifacts = {
-        "good": GOOD.encode(),
-        "truncated": GOOD[:500].encode(),
-        "binary": bytes(range(256)),
-        "schema-zero": record(schema_version=0).encode(),
-        "nofp": None,
+    newer = {layout.TAG_SCHEMA: "99", layout.TAG_HASH: "0123456789abcdef"}
+    artifacts = {  # name -> (fingerprint artifact, tags)
+        "good": (GOOD.encode(), {}),
+        "truncated": (GOOD[:500].encode(), {}),
+        "binary": (bytes(range(256)), {}),
+        "schema-zero": (record(schema_version=0).encode(), {}),
+        "nofp": (None, {}),
+        # a newer release's run: its record and its tags say schema 99; one has only the tags
+        "schema-99": (record(schema_version=99).encode(), newer),
+        "tags-99": (None, newer),
     }
-    for name, content in artifacts.items():
-        run = client.create_run(exp, run_name=name)
+    for name, (content, tags) in artifacts.items():
+        run = client.create_run(exp, run_name=name, tags=tags)
         if content is not None:
             src = folder / name / layout.FINGERPRINT_FILE
             src.parent.mkdir()
@@ -266,6 +271,22 @@ STORE_CASES: list[tuple[str, list[str], tuple[str, ...]]] = [
         ("cannot write",),
     ),
     ("sync-missing-spool-dir", ["sync", "--spool-dir", "/nonexistent/spool"], ("spool",)),
+    *(
+        (
+            f"schema-99-{argv[0]}-{run}",
+            [*argv, "--tracking-uri", "{uri}"],
+            ("schema_version 99", "newer than this release", "pip install --upgrade"),
+        )
+        for run in ("{schema-99}", "{tags-99}")
+        for argv in (
+            ["show", run],
+            ["diff", run, "{good}"],
+            ["diff", "{good}", run, "--format", "markdown"],
+            ["find", run],
+            ["rerun", run],
+            ["bisect", run, "{good}"],
+        )
+    ),
 ]
 
 
@@ -328,6 +349,36 @@ def test_store_errors_as_a_process(store: dict[str, str], case_dir: Path, case: 
     err = proc.stderr.decode(errors="replace")
     assert_one_line_exit_2(proc.returncode, proc.stdout.decode(errors="replace"), err)
     assert SECRET_PASSWORD not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["sync", "--timeout", value], "--timeout")
+        for value in ("-1", "0", "nan", "inf", "1e999", "1e12")
+    ]
+    + [
+        (["rerun", "RUN", "--timeout", "-5"], "--timeout"),
+        (["bisect", "A", "B", "--timeout", "nan"], "--timeout"),
+        (["rerun", "RUN", "--until-step", "-1"], "--until-step"),
+        (["bisect", "A", "B", "--until-step", str(10**30)], "--until-step"),
+        (["find", "RUN", "--max-results", str(10**12)], "--max-results"),
+        (["find", "RUN", "--max-results", "-3"], "--max-results"),
+        (["diff", "a.json", "b.json", "--atol", "nan"], "--atol"),
+        (["diff", "a.json", "b.json", "--rtol=-inf"], "--rtol"),
+        (["diff", "a.json", "b.json", "--atol", "1e999"], "--atol"),
+    ],
+)
+def test_a_number_out_of_range_exits_2_with_one_line_before_any_work(
+    capsys: pytest.CaptureFixture[str], argv: list[str], option: str
+) -> None:
+    """argparse takes ``nan``, ``inf``, ``-1`` and any size of integer; each is refused, naming
+    the option and what it accepts, before a store or a file is touched."""
+    code = main(argv)
+    out, err = capsys.readouterr()
+    line = assert_one_line_exit_2(code, out, err)
+    assert option in line
+    assert "error:" in line
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,11 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
+import mlflow
 import pytest
 from mlflow.tracking import MlflowClient
 
+import mlflow_fingerprint as mfp
 from mlflow_fingerprint import layout
 from mlflow_fingerprint.cli.main import main as cli
 from mlflow_fingerprint.tracking.events import CreateRun, End
@@ -20,6 +22,7 @@ from mlflow_fingerprint.tracking.spool import Spool, list_spools
 from mlflow_fingerprint.tracking.uploader import RunWriter, now_ms
 from support.auth_proxy import AuthProxy
 from support.stored import exactly_once_problems
+from support.tracking import active_tracking_uri
 
 pytestmark = pytest.mark.slow
 
@@ -42,15 +45,15 @@ def open_run(uri: str, root: Path, name: str) -> RunWriter:
     return writer
 
 
-def run_named(server: str, name: str) -> str:
+def run_named(server: str, name: str, experiment_name: str = "auth") -> str:
     client = MlflowClient(server)
-    experiment = client.get_experiment_by_name("auth")
+    experiment = client.get_experiment_by_name(experiment_name)
     [run] = [r for r in client.search_runs([experiment.experiment_id]) if r.info.run_name == name]
     return run.info.run_id
 
 
 def test_a_window_of_401s_mid_run_loses_nothing(
-    mlflow_server: str, proxy: AuthProxy, spool_dir: Path
+    mlflow_server: str, proxy: AuthProxy, spool_dir: Path, restore_environ: None
 ) -> None:
     writer = open_run(proxy.url(), spool_dir, "window")
     logged = []
@@ -123,4 +126,43 @@ def test_sync_takes_credentials_as_mlflow_does_and_keeps_the_spool_without_them(
     assert TOKEN not in out
     assert not spool.path.exists()
     run_id = run_named(mlflow_server, f"spooled-{given}")
+    assert exactly_once_problems(MlflowClient(mlflow_server), run_id, {"loss": logged}) == []
+
+
+def test_a_password_in_the_tracking_uri_is_printed_by_no_line(
+    mlflow_server: str,
+    proxy: AuthProxy,
+    spool_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+    restore_environ: None,
+) -> None:
+    """``http://user:password@host``, as a new user writes it: the run is stored through the
+    authenticating gateway, and neither our lines nor MLflow's own ("View run ... at", printed
+    when the run ends) carry the password; nor do the commands that read the run back."""
+    for name in ("MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD", "MLFLOW_TRACKING_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    uri = proxy.url()
+    with active_tracking_uri(uri, monkeypatch):
+
+        @mfp.fingerprinted(experiment="auth-uri", run_name="uri-run", flush_timeout_s=30)
+        def train() -> None:
+            mlflow.log_param("lr", 0.1)  # the user's own call, through MLflow's fluent API
+            for step in range(5):
+                mfp.log_metrics({"loss": step / 5}, step=step)
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            train()
+        run_id = run_named(mlflow_server, "uri-run", "auth-uri")
+        for argv in (["show", run_id], ["diff", run_id, run_id]):
+            assert cli([*argv, "--tracking-uri", uri]) == 0
+    said = capfd.readouterr()
+    printed = said.out + said.err + "".join(str(w.message) for w in caught)
+    assert "View run uri-run at: http://127.0.0.1" in said.out  # MLflow's line, without it
+    assert PASSWORD not in printed
+    run = MlflowClient(mlflow_server).get_run(run_id)
+    assert run.info.status == "FINISHED"
+    assert run.data.params["lr"] == "0.1"
+    logged = [(step, step / 5) for step in range(5)]
     assert exactly_once_problems(MlflowClient(mlflow_server), run_id, {"loss": logged}) == []

@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+import base64
+import json
+import random
+import string
 import subprocess
 import sys
 import time
 
 import pytest
 
+from mlflow_fingerprint.capture.program import redact_argv
 from mlflow_fingerprint.redact import (
+    MASK,
     RedactionTimeout,
     found_secrets,
+    looks_random,
+    masked_view,
     redact_text,
     secret_env_values,
     strip_url_credentials,
 )
+from mlflow_fingerprint.tracking.credentials import for_mlflow
 
 
 @pytest.mark.parametrize(
@@ -100,3 +109,102 @@ def test_loading_the_scanner_leaves_the_processs_warnings_alone() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "UserWarning: still shown" in done.stderr
+
+
+# -- what detect-secrets misses (issue 25): each shape the package adds, with its test ------------
+
+
+B64 = string.ascii_letters + string.digits + "+/"
+
+
+def random_key(rng: random.Random, n: int, alphabet: str = B64) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+def test_an_http_basic_credential_is_masked_where_it_decodes_to_user_and_password() -> None:
+    credential = base64.b64encode(b"deploy:Zq8-Tr0ub4dor").decode()
+    for line in (
+        f"Authorization: Basic {credential}",
+        f'headers = {{"Authorization": "Basic {credential}"}}',
+        f"curl -H 'authorization: basic {credential}' https://x",
+    ):
+        assert credential not in redact_text(line, keywords=False, entropy=False), line
+    for kept in ("basic configuration", "Basic usage of the API", "BASIC QWxhZGRpbg"):
+        assert redact_text(kept, entropy=False) == kept  # no ':' inside: not a credential
+
+
+def test_a_bare_random_key_is_masked_on_argv_and_in_messages() -> None:
+    rng = random.Random(25)
+    aws = random_key(rng, 40)
+    assert redact_argv(["train.py", aws, f"--creds={aws}"], set()) == [
+        "train.py",
+        MASK,
+        f"--creds={MASK}",
+    ]
+    message = f"RuntimeError: login failed for {aws} (retry later)"
+    assert aws not in redact_text(message)
+    assert redact_text(message, entropy=False) == message  # the rule is the entropy one
+
+
+def test_most_random_keys_are_masked_and_measured() -> None:
+    """The recall the docstring of ``looks_random`` states, on seeded random keys."""
+    rng = random.Random(7)
+    for n, floor in ((40, 0.99), (32, 0.985), (24, 0.96)):
+        keys = [random_key(rng, n) for _ in range(2000)]
+        found = sum(looks_random(k) for k in keys) / len(keys)
+        assert found >= floor, (n, found)
+
+
+@pytest.mark.parametrize(
+    "readable",
+    [
+        "2d5d2f3a49c1406c0d5682b02b71c4e1ea3d27f1",  # a git commit
+        "50ed96930c52475b8c5e48b27e0ebcf8",  # an MLflow run id
+        "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        "sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg==",
+        "GPU-a63d1f5e-24b7-4c09-8f2a-5e9b0c7d1a36",  # an NVML UUID
+        "TheBloke/Llama-2-13B-chat-GPTQ",
+        "deepseek-ai/DeepSeek-R1-Distill-Llama-70B",
+        "experiment_2024_05_04_ResNet50_lr1e-3_bs256",
+        "/tmp/tmp8l4hb0q2/spool/20261125T153137Z-0bd67ea1fd14",
+        "lightning_logs/version_12/checkpoints/epoch=3-step=1200.ckpt",
+    ],
+)
+def test_hashes_ids_digests_and_names_stay_readable(readable: str) -> None:
+    assert redact_text(f"--x {readable}") == f"--x {readable}"
+
+
+def test_a_value_marked_not_secret_is_kept_wherever_it_appears(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = random.Random(3)
+    dataset = random_key(rng, 40)
+    text = f"data={dataset} password={dataset} token='{dataset}' other=ghp_{random_key(rng, 36)}"
+    assert dataset not in redact_text(text)
+    monkeypatch.setenv("MLFLOW_FINGERPRINT_NOT_SECRET", f"unused,{dataset}")
+    out = redact_text(text)
+    assert out.count(dataset) == 3
+    assert "ghp_" not in out  # everything else is masked as before
+    monkeypatch.setenv("MLFLOW_FINGERPRINT_NOT_SECRET", json.dumps([dataset, "a,b"]))
+    assert redact_text(text).count(dataset) == 3
+
+
+def test_a_users_value_is_shown_masked_with_a_mark_that_tells_two_apart() -> None:
+    a = masked_view("postgresql://svc:Tr0ub4dor-one@db/app")
+    b = masked_view("postgresql://svc:Tr0ub4dor-two@db/app")
+    assert "Tr0ub4dor" not in a + b
+    assert a.startswith("postgresql://***@db/app [masked #")
+    assert a != b
+    assert a == masked_view("postgresql://svc:Tr0ub4dor-one@db/app")
+    assert masked_view("0.001") == "0.001"
+
+
+def test_credentials_leave_the_tracking_uri_for_mlflows_variables() -> None:
+    env: dict[str, str] = {}
+    clean = for_mlflow("https://ali%40ce:p%3Ass@mlflow.example.com:5000/x", env)
+    assert clean == "https://mlflow.example.com:5000/x"
+    assert env == {"MLFLOW_TRACKING_USERNAME": "ali@ce", "MLFLOW_TRACKING_PASSWORD": "p:ss"}
+    mine = {"MLFLOW_TRACKING_USERNAME": "bob", "MLFLOW_TRACKING_PASSWORD": "set-by-user"}
+    assert for_mlflow("http://u:p@host", mine) == "http://host"
+    assert mine["MLFLOW_TRACKING_PASSWORD"] == "set-by-user"  # MLflow preferred it already
+    assert for_mlflow("postgresql://u:p@db/x", env) == "postgresql://u:p@db/x"  # the driver's

@@ -5,20 +5,15 @@ With one run, A is the latest finished run of its experiment that started before
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 
 from ..compare import diff
-from ..errors import UsageError
 from ..present import EXTENSIONS, render
 from ..tracking.store import cli_defaults
 from .output import emit
 
 
 def run(args: argparse.Namespace) -> int:
-    for name, value in (("--atol", args.atol), ("--rtol", args.rtol)):
-        if not (math.isfinite(value) and value >= 0):  # NaN compares false with everything
-            raise UsageError(f"--atol and --rtol must be >= 0 and finite; {name} is {value}")
     cli_defaults()
     log_target = None
     if args.log_to:
@@ -39,11 +34,8 @@ def run(args: argparse.Namespace) -> int:
         rtol=args.rtol,
         metrics=args.metric,
     )
-    to_terminal = args.output in (None, "-") and sys.stdout.isatty()
-    emit(
-        render(report, args.format, args.all, rich=args.format == "text" and to_terminal),
-        args.output,
-    )
+    rich = args.format == "text" and args.output in (None, "-") and sys.stdout.isatty()
+    emit(render(report, args.format, args.all, rich=rich), args.output, styled=rich)
     if log_target is not None:
         from .log_to import log_report
 

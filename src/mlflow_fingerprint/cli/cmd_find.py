@@ -6,7 +6,6 @@ import argparse
 import json
 
 from ..compare.find import FindResult, find
-from ..errors import UsageError
 from ..tracking.store import cli_defaults
 from .output import emit
 
@@ -32,8 +31,6 @@ def text(result: FindResult) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.max_results < 1:
-        raise UsageError("--max-results must be at least 1")
     cli_defaults()
     result = find(
         args.run,

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import UsageError
 from ..redact import strip_url_credentials
+from ..tracking.local_store import failure, sqlite_file
 from ..tracking.store import cli_defaults
 from .output import emit
 
@@ -67,8 +68,6 @@ def run(args: argparse.Namespace) -> int:
     if not spools:
         emit(f"nothing to sync in {root}", None)
         return 0
-    if not args.timeout > 0:
-        raise UsageError(f"--timeout must be a positive number of seconds, not {args.timeout}")
     cli_defaults()  # one request waits a bounded time (MLFLOW_FINGERPRINT_REQUEST_TIMEOUT)
     mlflow_io.quiet_retry_warnings()
     # The total bound: at the deadline the call in progress is given up and no other is made.
@@ -131,6 +130,8 @@ def _sync(
             )
             if outcome.error or outcome.stuck:
                 reason = outcome.error or outcome.stuck
+                if outcome.error and sqlite_file(uri) is not None:  # a file: say what is wrong
+                    reason = failure(uri, outcome.error, spool.path)
                 problems.append(f"{name}: {reason}")
                 text += f"; stopped: {reason}; kept {summary(spool)['pending_metrics']} metric "
                 text += f"values and the rest in {spool.path}"

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from ..version import __version__
 
 EXIT_BAD_INPUT = 2
+# What ``tracking.credentials`` may set for MLflow (named here: this module imports no tracking).
+CREDENTIALS = ("MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD")
 
 # command -> "module:function" under mlflow_fingerprint.cli
 HANDLERS = {
@@ -224,6 +226,32 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
+def check_numbers(args: argparse.Namespace) -> None:
+    """Every numeric option in its range (``limits``), before any work: argparse takes ``nan``,
+    ``inf`` and ``-1`` for a float and any size of integer. One ``UsageError`` line otherwise."""
+    from .. import limits
+    from ..errors import UsageError
+
+    checks = {
+        "atol": ("--atol", limits.check_tolerance),
+        "rtol": ("--rtol", limits.check_tolerance),
+        "timeout": ("--timeout", limits.check_seconds),
+        "until_step": ("--until-step", limits.check_step),
+        "max_results": (
+            "--max-results",
+            lambda flag, n: limits.check_count(flag, n, 1, limits.MAX_RESULTS),
+        ),
+    }
+    for attribute, (flag, check) in checks.items():
+        value = getattr(args, attribute, None)
+        if value is None:
+            continue
+        try:
+            check(flag, value)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -231,7 +259,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_BAD_INPUT
     module_name, func_name = HANDLERS[args.command].split(":")
+    credentials = {name: os.environ.get(name) for name in CREDENTIALS}
     try:
+        check_numbers(args)
         module = importlib.import_module(f"{__package__}.{module_name}")
         return int(getattr(module, func_name)(args) or 0)
     except KeyboardInterrupt:
@@ -247,13 +277,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             message = _first_line(exc)
         else:
             message = f"{type(exc).__name__}: {_first_line(exc)}"
+        from ..present.escape import one_line
         from ..redact import redact_text, secret_env_values
 
         message = redact_text(message, secret_env_values())  # an error must not leak either
-        print(f"fingerprint {args.command}: error: {message}", file=sys.stderr)
+        print(f"fingerprint {args.command}: error: {one_line(message)}", file=sys.stderr)
         if os.environ.get("MLFLOW_FINGERPRINT_DEBUG"):
             raise
         return EXIT_BAD_INPUT
+    finally:  # a URI's credentials were handed to MLflow through these: not left to a caller
+        for name, before in credentials.items():
+            if before is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = before
 
 
 def entry() -> None:

@@ -6,9 +6,15 @@ import sys
 from pathlib import Path
 
 from ..errors import UsageError
+from ..present.escape import terminal
 
 
-def emit(text: str, output: str | None) -> None:
+def emit(text: str, output: str | None, *, styled: bool = False) -> None:
+    """Write ``text``; control characters from what it quotes (a record, a run name) are
+    written out (``present.escape.terminal``), except in ``styled`` text, whose colour codes
+    are the renderer's own (and which escaped what it quotes itself)."""
+    if not styled:
+        text = terminal(text)
     if not text.endswith("\n"):
         text += "\n"
     if output is None or output == "-":

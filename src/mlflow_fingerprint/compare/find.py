@@ -13,6 +13,7 @@ from typing import Any
 
 from .. import layout
 from ..errors import ResolveError
+from ..redact import masked_view
 from ..tracking import store as tracking
 from .report import RunRef
 from .resolve import find_experiment_id, resolve
@@ -114,7 +115,7 @@ def find(
     matches = tuple(
         Match(
             r.info.run_id,
-            r.info.run_name,
+            masked_view(r.info.run_name) if r.info.run_name else None,
             str(r.info.experiment_id),
             _started(r),
             r.data.tags.get(layout.TAG_SEED),

@@ -1,8 +1,11 @@
 """Turn what a user typed (run id, ``runs:/<id>``, run name, JSON file) into a fingerprint record.
 
 Files are read without importing mlflow. Every failure is a one-line ResolveError that names the
-reference; a record newer than this release is kept as recorded with a note, not refused, so a
-diff across releases still shows what it can.
+reference; a record newer than this release is refused, saying which version and what to upgrade
+(``model.schema.check_version``): its fields may mean what this release cannot know.
+
+What a user stored and a report shows (run names, params) is shown as written unless it looks
+secret; then it is masked (``redact.masked_view``): the run keeps it, the report does not copy it.
 """
 
 from __future__ import annotations
@@ -19,8 +22,9 @@ from typing import Any
 
 from .. import layout
 from ..errors import ResolveError
-from ..model.fingerprint import SCHEMA_VERSION, Fingerprint, FingerprintError
-from ..model.schema import migrate
+from ..model.fingerprint import Fingerprint, FingerprintError
+from ..model.schema import check_version, migrate
+from ..redact import masked_view
 from ..tracking import store as tracking
 from .partial import has_fingerprint_tags, partial_note, record_from_tags
 from .report import RunRef
@@ -48,33 +52,23 @@ class Resolved:
 def parse_record(
     data: str | bytes, where: str, frozen: bool = True
 ) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """A record as a plain dict, migrated to this schema where possible.
-
-    A record from a newer release is returned as recorded, with a note: its known fields still
-    compare, and refusing the whole diff would hide the very difference the user is after.
-    ``frozen=False`` validates and migrates the record without the round trip through a frozen
-    ``Fingerprint`` (which only normalises how sections are written): ``explain`` reads a
-    thousand records at once.
-    """
+    """A record as a plain dict, migrated to this schema where possible; a record of a newer
+    schema is refused (``check_version``). ``frozen=False`` validates and migrates the record
+    without the round trip through a frozen ``Fingerprint`` (which only normalises how sections
+    are written): ``explain`` reads a thousand records at once."""
     try:
         raw = json.loads(data)
     except (ValueError, RecursionError) as exc:
         raise ResolveError(f"{where} is not a fingerprint: not valid JSON ({exc})") from None
+    version = raw.get("schema_version") if isinstance(raw, Mapping) else None
+    try:
+        check_version(version, where)
+    except FingerprintError as exc:
+        raise ResolveError(str(exc)) from None
     try:
         return (Fingerprint.from_dict(raw).to_dict() if frozen else migrate(raw)), ()
     except FingerprintError as exc:
-        error = exc
-    version = raw.get("schema_version") if isinstance(raw, Mapping) else None
-    if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
-        note = (
-            f"{where} has schema_version {version}, newer than this release reads "
-            f"({SCHEMA_VERSION}); its fields were compared as recorded"
-        )
-        try:
-            return migrate(raw, allow_newer=True), (note,)
-        except FingerprintError as exc:  # newer, but not even the shape of a fingerprint
-            error = exc
-    raise ResolveError(f"{where} is not a fingerprint: {error}") from None
+        raise ResolveError(f"{where} is not a fingerprint: {exc}") from None
 
 
 def from_object(value: Fingerprint | Mapping[str, Any], label: str) -> Resolved:
@@ -188,6 +182,11 @@ def from_run(
         )
     info = run.info
     tags = dict(run.data.tags)
+    schema = tags.get(layout.TAG_SCHEMA, "")
+    try:  # refused before the artifact is fetched, and when only the tags can be read
+        check_version(int(schema) if schema.isdigit() else None, f"run {info.run_id}")
+    except FingerprintError as exc:
+        raise ResolveError(str(exc)) from None
     partial = False
     try:
         record, notes = download_record(mlflow_client, info.run_id, ref, uri)
@@ -197,11 +196,13 @@ def from_run(
         reason = str(exc).split(": ", 1)[-1]
         record, notes = record_from_tags(tags), (partial_note(label, info.run_id, reason),)
         partial = True
-    params = tracking.user_params(dict(run.data.params))
+    user = tracking.user_params(dict(run.data.params))
+    params = {masked_view(k): masked_view(v) for k, v in user.items()}
     if params:
         record = {**record, "params": params}
+    name = masked_view(info.run_name) if info.run_name else info.run_name
     return Resolved(
-        RunRef(ref, info.run_id, "run", info.run_name, str(info.experiment_id)),
+        RunRef(masked_view(ref), info.run_id, "run", name, str(info.experiment_id)),
         record,
         notes,
         MappingProxyType(dict(run.data.metrics)),

@@ -1,7 +1,8 @@
 """Reading fingerprint records of any schema version this release knows.
 
 A record from an older release is migrated forward; one from a newer release is refused with a
-message that says so, because guessing at fields we do not know would make the comparator lie.
+message that says so (``check_version``, which every reader of records calls: a file, a run's
+artifact, a run's tags), because guessing at fields we do not know would make the comparator lie.
 A record with none of the sections this release knows is no fingerprint at all, whatever its
 ``schema_version`` says: comparing two of them would report "identical" about nothing.
 """
@@ -38,22 +39,28 @@ def check_depth(record: Any, limit: int = MAX_DEPTH) -> None:
         stack.extend((child, depth + 1) for child in children)
 
 
-def migrate(record: Any, allow_newer: bool = False) -> dict[str, Any]:
-    """Validate the outer shape of a record and bring it to SCHEMA_VERSION.
+def check_version(version: Any, where: str = "the record") -> None:
+    """Refuse a record written by a newer release: which version, and what to upgrade. Anything
+    that is not an integer is left to the shape checks (``migrate``)."""
+    if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+        from ..version import __version__
 
-    ``allow_newer`` lets the comparator read a newer release's record as it is (its known fields
-    still compare); the shape is validated all the same, so a malformed one is still refused.
-    """
+        raise FingerprintError(
+            f"{where} has schema_version {version}, newer than this release reads "
+            f"({SCHEMA_VERSION}, mlflow-fingerprint {__version__}); upgrade it: "
+            "pip install --upgrade mlflow-fingerprint"
+        )
+
+
+def migrate(record: Any, where: str = "the record") -> dict[str, Any]:
+    """Validate the outer shape of a record and bring it to SCHEMA_VERSION; a record of a newer
+    schema is refused (``check_version``)."""
     if not isinstance(record, Mapping):
         raise FingerprintError(f"expected a JSON object, got {type(record).__name__}")
     version = record.get("schema_version")
     if isinstance(version, bool) or not isinstance(version, int):
         raise FingerprintError("no integer schema_version field")
-    if version > SCHEMA_VERSION and not allow_newer:
-        raise FingerprintError(
-            f"schema_version {version} is newer than this release reads ({SCHEMA_VERSION}); "
-            "upgrade mlflow-fingerprint"
-        )
+    check_version(version, where)
     if version < 1:
         raise FingerprintError(f"schema_version {version} is not a valid version")
     check_depth(record)

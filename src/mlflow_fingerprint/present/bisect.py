@@ -3,12 +3,12 @@ reruns ruled out, what could not be set here, and every rerun with the curve it 
 
 from __future__ import annotations
 
-import html
 import json
 from typing import Any
 
 from ..compare.bisect import BisectReport, Cause, Rerun
 from ..model.vocabulary import OutputFormat
+from .escape import html_text, markdown_code, markdown_text, terminal
 
 HEADLINES = {
     "proven": "proven: {causes} turns A's curve into B's",
@@ -65,28 +65,33 @@ def text(report: BisectReport) -> str:
         lines.append("Reruns (# | set | follows | parts from A at | run):")
         for i, r in enumerate(report.reruns, start=1):
             lines.append("  " + " | ".join(_rerun_row(i, r)))
-    return "\n".join(lines) + "\n"
+    return terminal("\n".join(lines)) + "\n"
 
 
 def markdown(report: BisectReport) -> str:
-    lines = [f"## fingerprint bisect `{report.a}` `{report.b}`", "", f"**{headline(report)}**", ""]
+    a, b = markdown_code(str(report.a)), markdown_code(str(report.b))
+    lines = [f"## fingerprint bisect {a} {b}", "", f"**{markdown_text(headline(report))}**", ""]
     for title, items in _sections(report):
         if items:
             lines += [
                 f"### {title}",
-                *(f"- `{i}`" if title != "Notes" else f"- {i}" for i in items),
+                *(
+                    f"- {markdown_code(i)}" if title != "Notes" else f"- {markdown_text(i)}"
+                    for i in items
+                ),
                 "",
             ]
     if report.reruns:
         lines += ["| # | set | follows | parts from A at | run |", "|---|---|---|---|---|"]
         lines += [
-            "| " + " | ".join(_rerun_row(i, r)) + " |" for i, r in enumerate(report.reruns, 1)
+            "| " + " | ".join(map(markdown_text, _rerun_row(i, r))) + " |"
+            for i, r in enumerate(report.reruns, 1)
         ]
     return "\n".join(lines) + "\n"
 
 
 def html_page(report: BisectReport) -> str:
-    e = html.escape
+    e = html_text
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>fingerprint bisect</title></head>",
         f"<body><h1>fingerprint bisect {e(report.a)} {e(report.b)}</h1>",

@@ -7,10 +7,10 @@ download, exactly as written. Every value from a record is escaped.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape
 
 from ..compare.report import MetricComparison, Report
 from . import common
+from .escape import html_text as escape
 from .svg import chart
 
 STYLE = """
@@ -82,7 +82,7 @@ def render(report: Report, include_none: bool = False) -> str:
                         common.number(m.b),
                         common.number(m.abs_diff),
                         common.percent(m.rel_diff),
-                        common.equal_text(m),
+                        escape(common.equal_text(m)),
                         escape(common.divergence_text(m)),
                         escape(common.spread_text(m)),
                     )
@@ -99,7 +99,13 @@ def render(report: Report, include_none: bool = False) -> str:
             table(
                 common.WHERE_HEADER,
                 [
-                    (escape(p), code(t), code(k), f'<span class="equal-{e}">{e}</span>', r)
+                    (
+                        escape(p),
+                        code(t),
+                        code(k),
+                        f'<span class="equal-{escape(e)}">{escape(e)}</span>',
+                        escape(r),
+                    )
                     for p, t, k, e, r in common.around_cells(metric)
                 ],
             ),

@@ -6,16 +6,8 @@ from collections.abc import Sequence
 
 from ..compare.report import Report
 from . import common
-
-
-def cell(text: str) -> str:
-    """Table-safe: pipes escaped (GFM honours that inside code spans too), newlines flattened."""
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def code(text: str) -> str:
-    """A code span; a backtick inside would end it, so it becomes a look-alike."""
-    return f"`{text.replace('`', 'ˋ')}`"
+from .escape import markdown_code as code
+from .escape import markdown_text as cell
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -30,7 +22,7 @@ def render(report: Report, include_none: bool = False) -> str:
     out = [
         f"### fingerprint diff: **{report.verdict}**",
         "",
-        common.verdict_sentence(report),
+        cell(common.verdict_sentence(report)),
         "",
         f"- A: {code(report.a.label)}",
         f"- B: {code(report.b.label)}",
@@ -44,9 +36,9 @@ def render(report: Report, include_none: bool = False) -> str:
                 (
                     str(d.rank),
                     code(d.field),
-                    code(cell(common.value_text(d.a))),
-                    code(cell(common.value_text(d.b))),
-                    d.effect,
+                    code(common.value_text(d.a)),
+                    code(common.value_text(d.b)),
+                    cell(d.effect),
                     cell(d.explanation),
                 )
                 for d in shown
@@ -72,7 +64,7 @@ def render(report: Report, include_none: bool = False) -> str:
         out += ["", f"**Where** {cell(common.where_line(metric))}", ""]
         out += table(
             common.WHERE_HEADER,
-            [(p, code(cell(t)), code(k), e, r) for p, t, k, e, r in common.around_cells(metric)],
+            [(cell(p), code(t), code(k), e, r) for p, t, k, e, r in common.around_cells(metric)],
         )
     if common.show_enablers(report, include_none):
         out += ["", "**Enablers** (present in both runs):", ""]

@@ -7,10 +7,10 @@ opens anywhere, including as an MLflow artifact preview.
 from __future__ import annotations
 
 import math
-from html import escape
 
 from ..compare.report import Curve, MetricComparison
 from .common import number
+from .escape import html_text as escape
 
 WIDTH, HEIGHT = 640, 236
 LEFT, RIGHT, TOP, BOTTOM = 70, 16, 30, 30

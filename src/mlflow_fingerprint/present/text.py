@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from ..compare.report import Report
 from ..model.vocabulary import Effect
 from . import common
+from .escape import one_line, terminal
 
 DIFF_HEADER = ("#", "field", "A", "B", "effect", "why")
 METRIC_HEADER = ("metric", "A", "B", "|Δ|", "rel", "equal", "first divergence", "noise")
@@ -24,15 +25,15 @@ def _rows(
     diffs = [
         (
             str(d.rank),
-            d.field,
-            common.value_text(d.a, 30),
-            common.value_text(d.b, 30),
+            one_line(d.field),
+            one_line(common.value_text(d.a, 30)),
+            one_line(common.value_text(d.b, 30)),
             d.effect,
-            d.explanation,
+            one_line(d.explanation),
         )
         for d in report.shown_differences(include_none)
     ]
-    metrics = [common.metric_cells(m) for m in report.metrics]
+    metrics = [tuple(map(one_line, common.metric_cells(m))) for m in report.metrics]
     return diffs, metrics
 
 
@@ -51,8 +52,9 @@ def _where_lines(report: Report) -> list[str]:
     """Where inside a step each parting curve starts (runs that ``mfp.watch`` their model)."""
     out: list[str] = []
     for metric in common.located(report):
-        out += ["", f"Where {common.where_line(metric)}"]
-        out += ["  " + line for line in aligned(common.WHERE_HEADER, common.around_cells(metric))]
+        rows = [tuple(map(one_line, row)) for row in common.around_cells(metric)]
+        out += ["", f"Where {one_line(common.where_line(metric))}"]
+        out += ["  " + line for line in aligned(common.WHERE_HEADER, rows)]
     return out
 
 
@@ -60,18 +62,18 @@ def _lines_after_tables(report: Report, include_none: bool) -> list[str]:
     out: list[str] = _where_lines(report)
     if common.show_enablers(report, include_none):
         out += ["", "Enablers (present in both runs):"]
-        out += [f"  - {e.field}: {e.explanation} Fix: {e.fix}" for e in report.enablers]
+        out += [one_line(f"  - {e.field}: {e.explanation} Fix: {e.fix}") for e in report.enablers]
     if report.notes:
-        out += ["", *(f"note: {n}" for n in report.notes)]
+        out += ["", *(f"note: {one_line(n)}" for n in report.notes)]
     return out
 
 
 def render_plain(report: Report, include_none: bool = False) -> str:
     diffs, metrics = _rows(report, include_none)
     out = [
-        f"verdict: {report.verdict}  ({common.verdict_sentence(report)})",
-        f"A: {report.a.label}",
-        f"B: {report.b.label}",
+        f"verdict: {report.verdict}  ({terminal(common.verdict_sentence(report))})",
+        f"A: {one_line(report.a.label)}",
+        f"B: {one_line(report.b.label)}",
     ]
     if diffs:
         out += ["", "Differences, most likely cause first:", *aligned(DIFF_HEADER, diffs)]
@@ -89,6 +91,7 @@ def render_plain(report: Report, include_none: bool = False) -> str:
 def render_rich(report: Report, include_none: bool = False) -> str:
     """The same content as ``render_plain``, as ANSI-coloured rich tables."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     colours: dict[Effect, str] = {
@@ -100,30 +103,33 @@ def render_rich(report: Report, include_none: bool = False) -> str:
     verdict_style = "green" if report.verdict == "same_results" else "bold red"
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=shutil.get_terminal_size().columns)
+    sentence = escape(terminal(common.verdict_sentence(report)))
+    console.print(f"[{verdict_style}]verdict: {report.verdict}[/]  {sentence}", highlight=False)
     console.print(
-        f"[{verdict_style}]verdict: {report.verdict}[/]  {common.verdict_sentence(report)}",
+        f"A: {one_line(report.a.label)}\nB: {one_line(report.b.label)}",
         highlight=False,
+        markup=False,
     )
-    console.print(f"A: {report.a.label}\nB: {report.b.label}", highlight=False)
     diffs, metrics = _rows(report, include_none)
     if diffs:
         table = Table(title="Differences, most likely cause first", title_justify="left")
         for name in DIFF_HEADER:
             table.add_column(name, overflow="fold")
         for row in diffs:
-            table.add_row(*row[:4], f"[{colours[row[4]]}]{row[4]}[/]", row[5])
+            cells = [escape(c) for c in row]
+            table.add_row(*cells[:4], f"[{colours[row[4]]}]{cells[4]}[/]", cells[5])
         console.print(table)
     else:
         console.print("No differences that can change results.")
     hidden = common.hidden_line(report, include_none)
     if hidden:
-        console.print(f"[dim]{hidden}[/]", highlight=False)
+        console.print(f"[dim]{escape(hidden)}[/]", highlight=False)
     if metrics:
         table = Table(title="Metrics", title_justify="left")
         for name in METRIC_HEADER:
             table.add_column(name, overflow="fold")
         for row in metrics:
-            table.add_row(*row)
+            table.add_row(*map(escape, row))
         console.print(table)
     for line in _lines_after_tables(report, include_none):
         console.print(line, highlight=False, markup=False)

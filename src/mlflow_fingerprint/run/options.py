@@ -9,9 +9,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from ..limits import check_count, check_seconds
 from ..model.vocabulary import MetricsMode
 from . import ranks
 from .seeding import check_seed, determinism_mode
+
+# A declared batch size or worker count past this is a typo, not a recipe.
+MAX_DECLARED = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -38,3 +42,9 @@ class Options:
         ranks.metric_mode(self.metrics)
         if self.seed is not None:
             check_seed(self.seed)
+        if self.start_timeout_s is not None:
+            check_seconds("start_timeout_s", self.start_timeout_s, zero=True)
+        check_seconds("flush_timeout_s", self.flush_timeout_s, zero=True)
+        for name, count in (("batch_size", self.batch_size), ("num_workers", self.num_workers)):
+            if count is not None:
+                check_count(name, count, 0, MAX_DECLARED)

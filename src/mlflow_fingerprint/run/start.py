@@ -13,7 +13,7 @@ from typing import Any
 from .. import layout
 from ..errors import warn
 from ..model.fingerprint import Fingerprint
-from ..redact import strip_url_credentials
+from ..redact import redact_text, strip_url_credentials
 from ..settings import RERUN_OF, RERUN_TOKEN
 from ..tracking import uploader
 from ..tracking.events import CreateRun, JoinRun
@@ -41,7 +41,9 @@ def start_event(
         nested = active is not None and outer is not None and outer.run_id == active.info.run_id
     if active is not None and not nested:
         return JoinRun(active.info.run_id, strip_url_credentials(uri))
-    run_name = o.run_name or fresh_run_name()
+    # The name is shown wherever the run is (MLflow's UI and its "View run" line, our reports):
+    # a token pasted into it is masked like one in a tag.
+    run_name = redact_text(o.run_name, secrets) if o.run_name else fresh_run_name()
     own = {
         layout.INTERNAL_SPOOL_ID: spool_id,
         layout.MLFLOW_RUN_NAME: run_name,

@@ -33,9 +33,10 @@ from mlflow.tracking import MlflowClient
 
 from .. import layout
 from ..capture.reading import first_line
-from ..errors import Rejected, Unauthorized, Unreachable
+from ..errors import Busy, Rejected, Unauthorized, Unreachable
 from ..redact import URL_USERINFO, strip_url_credentials
 from . import events
+from .local_store import is_busy
 
 T = TypeVar("T")
 _log = logging.getLogger("mlflow_fingerprint")
@@ -79,6 +80,8 @@ def _translated(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     except MlflowException as exc:
         status = exc.get_http_status_code()
         message = first_line(exc, 300)
+        if is_busy(message):  # a sqlite file another process is writing: retry soon
+            raise Busy(message) from None
         if status in AUTH_STATUSES:
             raise Unauthorized(unauthorized(status, message)) from None
         if 400 <= status < 500 and status not in (404, 408, 429):
@@ -88,6 +91,8 @@ def _translated(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         status = getattr(getattr(exc, "response", None), "status_code", None)
         if status in AUTH_STATUSES:  # an artifact upload's HTTPError
             raise Unauthorized(unauthorized(status, first_line(exc, 300))) from None
+        if is_busy(str(exc)):
+            raise Busy(first_line(exc, 300)) from None
         raise Unreachable(f"{type(exc).__name__}: {first_line(exc, 300)}") from None
 
 
@@ -168,7 +173,11 @@ def quiet_retry_warnings() -> None:
 
 
 def client(uri: str) -> MlflowClient:
-    return MlflowClient(tracking_uri=uri)
+    """A client on ``uri``; credentials in it go to the environment, never to MLflow's lines."""
+    from .credentials import for_mlflow
+    from .local_store import ready
+
+    return call(lambda: MlflowClient(tracking_uri=ready(for_mlflow(uri))))
 
 
 def resolve_experiment(c: MlflowClient, name: str | None, experiment_id: str | None) -> str:

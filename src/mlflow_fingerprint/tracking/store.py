@@ -13,6 +13,7 @@ from typing import Any
 
 from .. import layout
 from ..errors import ResolveError
+from .local_store import failure, sqlite_file
 
 # Params the run wrapper logs from the fingerprint itself (``tags.run_params``): compared there.
 OWN_PARAMS = frozenset({layout.PARAM_BATCH_SIZE, layout.PARAM_NUM_WORKERS, layout.PARAM_SEED})
@@ -40,16 +41,6 @@ def effective_uri(tracking_uri: str | None) -> str:
     return str(mlflow.get_tracking_uri())
 
 
-def sqlite_file(uri: str) -> Path | None:
-    """The database file a ``sqlite:///`` URI names (existing or not); None for other stores."""
-    if not uri.startswith("sqlite:"):
-        return None
-    from sqlalchemy.engine import make_url
-
-    database = make_url(uri).database
-    return Path(database) if database and database != ":memory:" else None
-
-
 def client(tracking_uri: str | None) -> Any:
     """An ``MlflowClient`` on ``tracking_uri``; a store that cannot be opened is a ResolveError.
 
@@ -63,9 +54,12 @@ def client(tracking_uri: str | None) -> Any:
     with store_errors(uri):
         from mlflow import MlflowClient
 
+        from .credentials import for_mlflow
+        from .local_store import ready
+
         if _cli_mode and path is None and "://" in uri and not uri.startswith(("http", "file")):
             _fail_fast_database()
-        return MlflowClient(tracking_uri=uri)
+        return MlflowClient(tracking_uri=ready(for_mlflow(uri)))
 
 
 def _fail_fast_database() -> None:
@@ -132,6 +126,8 @@ def store_errors(uri: str, missing: str | None = None) -> Iterator[None]:
         if missing is not None and is_not_found(exc):
             raise ResolveError(missing) from None
         reason = failure_reason(exc)
+        if sqlite_file(uri) is not None:  # a file is no server: say what is wrong with it
+            raise ResolveError(failure(uri, reason)) from None
         raise ResolveError(f"tracking store {shown(uri)} did not answer: {reason}") from None
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import layout
-from ..errors import BadEvent
+from ..errors import BadEvent, Busy
 from . import client as io
 from . import liveness
 from .events import (
@@ -61,6 +61,7 @@ class Outcome:
     error: str | None = None
     stuck: str | None = None
     unauthorized: bool = False  # the error is the store refusing our credentials (401/403)
+    busy: bool = False  # the error is a sqlite file locked by another process: retry soon
 
     @property
     def caught_up(self) -> bool:
@@ -174,11 +175,17 @@ def replay(
     records = _decoded(spool, acked.offset)
     metrics = events = 0
     rejected: list[str] = []
-    c = io.client(uri)
     i = 0
 
     def outcome(**stopped: Any) -> Outcome:
         return Outcome(run_id, metrics, events, tuple(rejected), len(records) - i, **stopped)
+
+    try:
+        c = io.client(uri)  # a sqlite file is created or migrated here, on first use
+    except io.Rejected as exc:  # a store MLflow cannot open: no retry will help by itself
+        return outcome(error=str(exc))
+    except io.Unreachable as exc:
+        return outcome(error=str(exc), busy=isinstance(exc, Busy))
 
     while i < len(records) and not stop():
         offset, _, event = records[i]
@@ -215,7 +222,11 @@ def replay(
                 spool.quarantine(refused, str(exc))
             spool.ack(records[nxt - 1][0], run_id, note=f"quarantined: {exc}")
         except io.Unreachable as exc:
-            return outcome(error=str(exc), unauthorized=isinstance(exc, io.Unauthorized))
+            return outcome(
+                error=str(exc),
+                unauthorized=isinstance(exc, io.Unauthorized),
+                busy=isinstance(exc, Busy),
+            )
         i = nxt
     return outcome()
 

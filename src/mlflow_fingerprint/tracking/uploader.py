@@ -23,6 +23,7 @@ import dataclasses
 import logging
 import os
 import posixpath
+import random
 import threading
 import time
 from collections import deque
@@ -32,6 +33,7 @@ from typing import Any
 
 from ..errors import warn
 from ..redact import strip_url_credentials
+from . import local_store
 from .events import Artifact, Event, Item, JoinRun, Metric, encode
 from .spool import Spool, open_spool
 from .values import storable, valid_key
@@ -42,6 +44,11 @@ _log = logging.getLogger("mlflow_fingerprint")
 INTERVAL_S = 0.05
 RETRY_S = 5.0
 CLOSE_TIMEOUT_S = 30.0
+# A sqlite file locked by another process's write (``errors.Busy``) is tried again after a short
+# jittered wait (the sweep's processes do not retry in step), and only reported once it has
+# stayed locked this long.
+BUSY_RETRY_S = (0.2, 2.0)
+BUSY_PATIENCE_S = 60.0
 
 
 def now_ms() -> int:
@@ -52,8 +59,10 @@ class RunWriter:
     """One run's pipeline from the training thread to the spool to MLflow."""
 
     def __init__(self, spool: Spool, uri: str) -> None:
+        from .credentials import for_mlflow
+
         self.spool = spool
-        self.uri = uri
+        self.uri = for_mlflow(uri)  # on the caller's thread: the one write to the environment
         self.run_id: str | None = None
         self.run: Any = None  # the Run object, when the uploader created it
         self._queue: deque[Any] = deque()
@@ -67,6 +76,7 @@ class RunWriter:
         self._last_error: str | None = None
         self._stuck = False  # the last pass stopped for this spool's sake, not the store's
         self._unauthorized = False  # the last pass was refused for its credentials (401/403)
+        self._busy_since: float | None = None  # the store has answered "locked" since then
         self._warned: set[str] = set()
         self._bad_keys: set[str] = set()
         self._release_lock = threading.Lock()
@@ -170,7 +180,8 @@ class RunWriter:
             self._wake.set()
             while self.spool.acked().offset < size:
                 remaining = deadline - time.monotonic()
-                if remaining <= 0 or (self._pass_count >= first_pass and self._last_error):
+                failed = self._last_error and self._busy_since is None  # busy: it is retried
+                if remaining <= 0 or (self._pass_count >= first_pass and failed):
                     return False
                 self._passes.wait(min(remaining, 0.5))
         return True
@@ -223,6 +234,15 @@ class RunWriter:
             return (
                 f"this run cannot be uploaded to {uri}: {reason}; its fingerprint and metrics "
                 f"are kept in {self.spool.path}, for `fingerprint sync` once that is fixed."
+            )
+        if local_store.sqlite_file(self.uri) is not None:  # a file: no server to wait for
+            if local_store.broken(self.uri, reason):
+                return local_store.half_migrated(self.uri, reason, self.spool.path)
+            return (
+                f"{local_store.failure(self.uri, reason)}; training goes on and this run's "
+                f"fingerprint and metrics are kept in {self.spool.path}. They are written to "
+                "the file once it can be used again; if this process ends first, run "
+                "`fingerprint sync`."
             )
         return (
             f"tracking server {uri} {state} ({reason}); training "
@@ -320,6 +340,10 @@ class RunWriter:
             )
         self._stuck = outcome.stuck is not None
         self._unauthorized = outcome.unauthorized
+        if not outcome.busy:
+            self._busy_since = None
+        elif self._busy_since is None:
+            self._busy_since = time.monotonic()
         return outcome.error or outcome.stuck
 
     def _upload_loop(self) -> None:
@@ -351,6 +375,11 @@ class RunWriter:
                 self._last_error = error
                 self._pass_count += 1
                 self._passes.notify_all()
+            if error and self._busy_since is not None:  # locked by a sweep's other processes
+                busy_for = time.monotonic() - self._busy_since
+                if busy_for < BUSY_PATIENCE_S:
+                    wait = random.uniform(*BUSY_RETRY_S)
+                    continue
             if error:
                 self._started.set()  # the caller stops waiting for a run id: we are offline
                 if not (self._stuck and self.run_id is None):  # the caller raises for that one

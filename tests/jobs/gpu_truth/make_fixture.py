@@ -23,14 +23,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from mlflow_fingerprint import layout
+
 ROOT = Path(__file__).resolve().parents[3]
-STEPS = "fingerprint/numerics/steps.jsonl"
-KEPT_ARTIFACTS = (
-    "fingerprint/fingerprint.json",
-    "fingerprint/run.json",
-    STEPS,
-)
-RERUN_OF = "fingerprint.rerun_of"
+STEPS = layout.STEPS_ARTIFACT
+KEPT_ARTIFACTS = (layout.FINGERPRINT_ARTIFACT, layout.RUN_ARTIFACT, STEPS)
+RERUN_OF = layout.TAG_RERUN_OF
 # Watched steps kept: every pair's curves part by step 13, and the watch's later steps (32 to 256)
 # would double the fixture's size for nothing a test reads.
 LAST_WATCHED_STEP = 16
@@ -108,8 +106,9 @@ def main() -> None:
         },
         "runs": [slim(run, keys) for run in runs],
     }
-    with gzip.open(out / f"{args.machine}.json.gz", "wt", encoding="utf-8") as f:
-        json.dump(fixture, f, sort_keys=True)
+    data = json.dumps(fixture, sort_keys=True).encode()
+    with gzip.GzipFile(out / f"{args.machine}.json.gz", "wb", mtime=0) as f:  # same bytes again
+        f.write(data)
     check = json.loads((args.check_dir / "capture_check.json").read_text())
     measured = {
         "machine": machine,

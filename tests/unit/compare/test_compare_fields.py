@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from mlflow_fingerprint import diff
 from mlflow_fingerprint.compare.fields import MISSING, field_changes, walk
+from mlflow_fingerprint.errors import FingerprintError
 from support.records import cpu_record, edit, gpu_record, write
 
 
@@ -45,10 +48,13 @@ def test_cpu_against_gpu_machine_names_the_gpu_fields():
     assert report.exit_code == 1
 
 
-def test_a_newer_schema_is_compared_as_recorded_with_a_note(tmp_path):
+def test_a_newer_schema_is_refused_with_the_version_and_what_to_upgrade(tmp_path):
+    """Its fields may mean what this release cannot know: no diff is better than a wrong one."""
     newer = edit(cpu_record(), schema_version=99, **{"quantum.qubits": 5})
-    report = diff(write(tmp_path, "newer", newer), write(tmp_path, "now", cpu_record()))
-    assert any("schema_version 99" in n for n in report.notes)
-    fields = {d.field: d.effect for d in report.differences}
-    assert fields["schema_version"] == "none"
-    assert "quantum.qubits" in fields
+    with pytest.raises(FingerprintError) as info:
+        diff(write(tmp_path, "newer", newer), write(tmp_path, "now", cpu_record()))
+    message = str(info.value)
+    assert "schema_version 99" in message
+    assert "newer than this release reads (1" in message
+    assert "pip install --upgrade mlflow-fingerprint" in message
+    assert "\n" not in message

@@ -216,3 +216,29 @@ def test_the_api_raises_fingerprint_errors(store, few) -> None:
         mfp.explain("few", tracking_uri=store)
     with pytest.raises(FingerprintError, match="no experiment named"):
         mfp.explain("nope", tracking_uri=store)
+
+
+def test_a_newer_record_is_refused_and_values_from_runs_are_escaped(store) -> None:
+    """A run whose fingerprint.schema tag says a newer release wrote it is left out with
+    check_version's words; a param that holds markup and terminal controls is shown as data in
+    every format."""
+    from mlflow import MlflowClient
+
+    hostile = "<script>x</script>\x1b]52;c;AAAA\x07|`*"
+    for i, lr in enumerate(["0.1", hostile] * 3):
+        _run(store, "hostile", f"h{i}", None, lr, 0.5 + (lr == hostile) + 0.01 * i)  # type: ignore[arg-type]
+    newer = _run(store, "hostile", "newer", seeded(cpu_record(), 0), "0.1", 0.5)  # type: ignore[arg-type]
+    MlflowClient(store).set_tag(newer, layout.TAG_SCHEMA, "99")
+    report = mfp.explain("hostile", tracking_uri=store)
+    (left,) = report.left_out
+    assert left.run_id == newer
+    assert "schema_version 99, newer than this release reads" in left.why
+    text, markdown, page = (render(report, fmt) for fmt in ("text", "markdown", "html"))
+    for out in (text, markdown, page):
+        assert "\x1b" not in out
+        assert "\x07" not in out
+    assert "<script>" not in markdown
+    assert "<script>" not in page
+    assert "\\u001b]52" in text
+    assert "&lt;script&gt;" in page
+    assert json.loads(render(report, "json"))["factors"][0]["fields"] == ["params.lr"]

@@ -16,7 +16,10 @@ from typing import Any
 import numpy as np
 
 from ... import layout
-from ...errors import ExplainError, ResolveError
+from ...errors import ExplainError, FingerprintError, ResolveError
+from ...limits import check_step
+from ...model.schema import check_version
+from ...redact import masked_view
 from ...tracking import experiment as reads
 from ...tracking import store as tracking
 from ..partial import has_fingerprint_tags, record_from_tags
@@ -32,16 +35,16 @@ ONLY_FINGERPRINTED = f"tags.`{layout.TAG_HASH}` LIKE '%'"
 
 
 def _at(at: str | int) -> str | int:
-    if isinstance(at, int) and not isinstance(at, bool):
-        if at < 0:
-            raise ExplainError(f"--at must be final or a step >= 0, not {at}")
-        return at
-    if isinstance(at, str):
-        if at == "final":
-            return at
-        if at.strip().isdigit():
-            return int(at)
-    raise ExplainError(f"--at must be final or a step >= 0, not {at!r}")
+    """``"final"`` or a step MLflow can store (``limits.check_step``)."""
+    if at == "final":
+        return "final"
+    step: Any = at
+    if isinstance(at, str) and at.strip().isdigit():
+        step = int(at)
+    try:
+        return check_step("--at", step)
+    except ValueError:
+        raise ExplainError(f"--at must be final or a step >= 0, not {at!r}") from None
 
 
 def _search(mlflow_client: Any, uri: str, experiment_id: str, filter_string: str) -> list[Any]:
@@ -76,9 +79,22 @@ def choose_metric(runs: Sequence[reads.StoredRun]) -> tuple[str, str]:
     )
 
 
+def refused(run: reads.StoredRun) -> str | None:
+    """Why a run's record must not be read at all: its ``fingerprint.schema`` tag says a newer
+    release wrote it (``check_version``, which every reader of records calls); None if not."""
+    schema = run.tags.get(layout.TAG_SCHEMA, "")
+    try:
+        check_version(int(schema) if schema.isdigit() else None, f"run {run.run_id}")
+    except FingerprintError as exc:
+        return str(exc)
+    return None
+
+
 def _record(run: reads.StoredRun, data: bytes | None) -> tuple[RunRecord, str | None]:
-    """The run's record as the analysis reads it, and why it is not whole where it is not."""
-    params = tracking.user_params(dict(run.params))
+    """The run's record as the analysis reads it, and why it is not whole where it is not. A
+    user's params are shown masked where they look secret, as ``diff`` shows them."""
+    user = tracking.user_params(dict(run.params))
+    params = {masked_view(k): masked_view(v) for k, v in user.items()}
     why = "no fingerprint artifact"
     if data is not None:
         try:
@@ -120,7 +136,7 @@ def explain(
         if run.status == FINISHED or include_unfinished:
             kept.append(run)
         else:
-            left.append(LeftOut(run.run_id, f"status {run.status}", run.name))
+            left.append(LeftOut(run.run_id, f"status {run.status}", _name(run)))
     notes = []
     if metric is None:
         metric, note = choose_metric(kept or runs)
@@ -133,11 +149,14 @@ def explain(
     used, y = [], []
     for run in kept:
         value = values.get(run.run_id)
-        if value is None:
+        newer = refused(run)
+        if newer is not None:
+            left.append(LeftOut(run.run_id, newer, _name(run)))
+        elif value is None:
             at_step = "" if step == "final" else f" at step {step}"
-            left.append(LeftOut(run.run_id, f"no {metric}{at_step}", run.name))
+            left.append(LeftOut(run.run_id, f"no {metric}{at_step}", _name(run)))
         elif not np.isfinite(value):
-            left.append(LeftOut(run.run_id, f"{metric} is {value}", run.name))
+            left.append(LeftOut(run.run_id, f"{metric} is {value}", _name(run)))
         else:
             used.append(run)
             y.append(value)
@@ -149,6 +168,10 @@ def explain(
     return _explained(
         experiment, experiment_id, metric, step, used, np.array(y), left, notes, uri, tracking_uri
     )
+
+
+def _name(run: reads.StoredRun) -> str | None:
+    return masked_view(run.name) if run.name else run.name
 
 
 def _left_summary(left: Sequence[LeftOut]) -> str:
@@ -219,7 +242,7 @@ def _explained(
             group_ids[o.group],
             o.z,
             f"fingerprint diff {used[o.reference].run_id} {used[o.run].run_id}{suffix}",
-            used[o.run].name,
+            _name(used[o.run]),
             float(y[o.run]),
         )
         for o in found.outlying

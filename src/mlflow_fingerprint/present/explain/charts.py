@@ -8,9 +8,9 @@ file opens anywhere, an MLflow artifact preview included. Every text from a reco
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape
 
 from ...compare.explain.result import Factor
+from ..escape import html_text as escape
 from .words import Segment, num, pct, short
 
 WIDTH = 720

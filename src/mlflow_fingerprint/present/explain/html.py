@@ -8,9 +8,9 @@ download, exactly as written. Every value from a record is escaped.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape
 
 from ...compare.explain.result import Explanation, Factor
+from ..escape import html_text as escape
 from ..html import STYLE as DIFF_STYLE
 from ..html import code, table
 from . import words

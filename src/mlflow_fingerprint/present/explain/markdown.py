@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 from ...compare.explain.result import Explanation
-from ..markdown import cell, code, table
+from ..escape import markdown_code as code
+from ..escape import markdown_text as cell
+from ..markdown import table
 from . import words
 
 
 def render(report: Explanation) -> str:
     out = [f"### {cell(words.title(report))}", "", cell(words.headline(report)), ""]
-    out += [words.noise_line(report), ""]
+    out += [cell(words.noise_line(report)), ""]
     shown = [f for f in report.factors if f.verdict != "ruled_out"]
     if shown:
         out += table(
             ("factor", "share", "95% interval", "verdict", "mean per value"),
             [
                 (
-                    " + ".join(code(cell(x)) for x in f.fields[:3])
+                    " + ".join(code(x) for x in f.fields[:3])
                     + (f" (+{len(f.fields) - 3})" if len(f.fields) > 3 else "")
                     + (" ⚠ confounded" if f.confounded else ""),
                     words.pct(f.share),
@@ -37,7 +39,8 @@ def render(report: Explanation) -> str:
     if report.outliers:
         out += ["", "**Outliers** (far from their replicates):", ""]
         out += [
-            f"- {code(o.run_id)} ({o.group}, z {o.z:+.1f}, {words.num(o.value)}): {code(o.diff)}"
+            f"- {code(o.run_id)} ({cell(o.group)}, z {o.z:+.1f}, {words.num(o.value)}): "
+            f"{code(o.diff)}"
             for o in report.outliers
         ]
     tail = [line for line in (words.missing_line(report), words.left_out_line(report)) if line]

@@ -11,6 +11,7 @@ import shutil
 import textwrap
 
 from ...compare.explain.result import Explanation
+from ..escape import terminal
 from ..text import aligned
 from . import words
 
@@ -84,7 +85,7 @@ def lines(report: Explanation) -> list[str]:
 
 
 def render_plain(report: Explanation) -> str:
-    return "\n".join(lines(report)) + "\n"
+    return "\n".join(map(terminal, lines(report))) + "\n"
 
 
 COLOURS = {"important": "bold green", "undecided": "yellow", "ruled_out": "dim"}
@@ -98,7 +99,7 @@ def render_rich(report: Explanation) -> str:
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=shutil.get_terminal_size().columns)
     for line in lines(report):
-        text = Text(line)
+        text = Text(terminal(line))  # a Text is never read as markup
         for word, style in COLOURS.items():
             text.highlight_words([f" {word} "], style)
         console.print(text, highlight=False, soft_wrap=True)

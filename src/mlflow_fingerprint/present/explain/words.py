@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ...compare.explain.result import Explanation, Factor, Level, Separation
 from ..common import plural
+from ..escape import one_line
 
 UNEXPLAINED_FROM = 0.25  # a rest this large is said out loud
 
@@ -121,6 +122,9 @@ def levels_text(levels: Sequence[Level], limit: int = 3, width: int = 44, room: 
 
 
 def short(text: str, width: int) -> str:
+    """``text`` on one line, control characters written out (it may come from any record), cut
+    to ``width``."""
+    text = one_line(text)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

@@ -1,0 +1,79 @@
+"""The embedded sqlite store: its first-use lock, what counts as created, and its failures told as
+a file's. The sweep itself (processes racing on a new file) is tests/system/test_sweep.py."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+from mlflow.exceptions import MlflowException
+from mlflow.protos.databricks_pb2 import TEMPORARILY_UNAVAILABLE
+
+from mlflow_fingerprint.errors import Busy, Unreachable
+from mlflow_fingerprint.tracking import local_store
+from mlflow_fingerprint.tracking.client import _translated
+
+
+def test_the_first_use_lock_is_exclusive_for_a_creator_and_shared_for_openers(
+    tmp_path: Path,
+) -> None:
+    database = tmp_path / "sub" / "mlflow.db"
+    lock = database.with_name("mlflow.db" + local_store.LOCK_SUFFIX)
+    with local_store.first_use_lock(database, exclusive=True) as held:
+        assert held
+        other = os.open(lock, os.O_RDWR)
+        try:
+            with pytest.raises(BlockingIOError):  # an opener waits while the file is created
+                fcntl.flock(other, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        finally:
+            os.close(other)
+    with local_store.first_use_lock(database, exclusive=False) as held:
+        assert held
+
+
+def test_a_file_counts_as_created_once_mlflow_recorded_its_schema(tmp_path: Path) -> None:
+    database = tmp_path / "mlflow.db"
+    assert not local_store.created(database)  # missing
+    database.touch()
+    assert not local_store.created(database)  # empty: MLflow creates its tables
+    with sqlite3.connect(database) as connection:
+        connection.execute("create table alembic_version (version_num varchar(32))")
+        assert not local_store.created(database)  # no version yet: still being created
+        connection.execute("insert into alembic_version values ('a8c4a736bde6')")
+    assert local_store.created(database)
+    assert local_store.leftovers(database) == []
+    with sqlite3.connect(database) as connection:
+        connection.execute("create table _alembic_tmp_latest_metrics (x int)")
+        connection.execute("create table alembic_tmp_decoy (x int)")  # no leading underscore
+    assert local_store.leftovers(database) == ["_alembic_tmp_latest_metrics"]
+
+
+def test_a_locked_sqlite_file_is_busy_not_an_outage() -> None:
+    def locked() -> None:
+        raise MlflowException(
+            "(sqlite3.OperationalError) database is locked", error_code=TEMPORARILY_UNAVAILABLE
+        )
+
+    def refused() -> None:
+        raise ConnectionRefusedError("Connection refused")
+
+    with pytest.raises(Busy):
+        _translated(locked)
+    with pytest.raises(Unreachable) as info:
+        _translated(refused)
+    assert not isinstance(info.value, Busy)
+
+
+def test_messages_name_a_file_as_a_file_and_a_server_as_a_server(tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    busy = local_store.failure(uri, "OperationalError: database is locked")
+    assert busy.startswith(f"the MLflow database file {tmp_path / 'mlflow.db'} is locked")
+    broken = local_store.failure(uri, "table _alembic_tmp_metrics already exists", "/spool/x")
+    assert "half-migrated" in broken
+    assert "The values are kept in /spool/x" in broken
+    assert f"--tracking-uri sqlite:///{tmp_path / 'mlflow-new.db'}" in broken
+    assert "server" not in busy + broken
+    assert local_store.where("http://u:pw@host:5000") == "the tracking server http://host:5000"
