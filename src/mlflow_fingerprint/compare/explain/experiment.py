@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -94,7 +95,7 @@ def _record(run: reads.StoredRun, data: bytes | None) -> tuple[RunRecord, str | 
     """The run's record as the analysis reads it, and why it is not whole where it is not. A
     user's params are shown masked where they look secret, as ``diff`` shows them."""
     user = tracking.user_params(dict(run.params))
-    params = {masked_view(k): masked_view(v) for k, v in user.items()}
+    params = {shown(k): shown(v) for k, v in user.items()}
     why = "no fingerprint artifact"
     if data is not None:
         try:
@@ -170,8 +171,15 @@ def explain(
     )
 
 
+@cache
+def shown(text: str) -> str:
+    """A user's value as a report shows it (``masked_view``); a sweep repeats its values, so
+    each is judged once."""
+    return masked_view(text)
+
+
 def _name(run: reads.StoredRun) -> str | None:
-    return masked_view(run.name) if run.name else run.name
+    return shown(run.name) if run.name else run.name
 
 
 def _left_summary(left: Sequence[LeftOut]) -> str:
