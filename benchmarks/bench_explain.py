@@ -121,32 +121,21 @@ while True:
 """
 
 
-def search_process(uri: str) -> float:
-    seconds, out = timed(
-        lambda: subprocess.run(
-            [sys.executable, "-c", SEARCH_PROCESS, uri, EXPERIMENT],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    )
+def process_seconds(argv: list[str], what: str) -> float:
+    """How long a whole process takes, interpreter start included."""
+    seconds, out = timed(lambda: subprocess.run(argv, capture_output=True, text=True, check=False))
     if out.returncode != 0:
-        raise SystemExit(f"the search process failed: {out.stderr.strip()[-300:]}")
+        raise SystemExit(f"{what} failed: {out.stderr.strip()[-300:]}")
     return seconds
+
+
+def search_process(uri: str) -> float:
+    return process_seconds([sys.executable, "-c", SEARCH_PROCESS, uri, EXPERIMENT], "search")
 
 
 def cli(uri: str) -> float:
-    seconds, out = timed(
-        lambda: subprocess.run(
-            [FINGERPRINT, "explain", EXPERIMENT, "--tracking-uri", uri, "--format", "json"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    )
-    if out.returncode != 0:
-        raise SystemExit(f"fingerprint explain failed: {out.stderr.strip()}")
-    return seconds
+    argv = [FINGERPRINT, "explain", EXPERIMENT, "--tracking-uri", uri, "--format", "json"]
+    return process_seconds(argv, "fingerprint explain")
 
 
 def build(folder: Path, seeds: int, stack: contextlib.ExitStack) -> dict[str, Any]:

@@ -35,7 +35,7 @@ def stacked(parts: Sequence[Segment]) -> str:
     for part in parts:
         fill = colour(part.kind, factor_index)
         factor_index += part.kind == "factor"
-        w = part.share * bar_w
+        w = part.width * bar_w
         out.append(
             f'<rect class="segment" x="{x:.1f}" y="{top}" width="{w:.1f}" height="{bar_h}" '
             f'fill="{fill}" stroke="#fff"><title>{escape(part.label)}: {pct(part.share)}</title>'
@@ -65,7 +65,9 @@ def stacked(parts: Sequence[Segment]) -> str:
 def strip(factor: Factor, low: float, high: float, index: int) -> str:
     """The metric of each run by the factor's value: a row per value, lowest mean first."""
     levels = factor.by_value
-    label_w, right, top, row_h, bottom = 190, 60, 8, 26, 26
+    longest = max((len(short(level.value, 40)) for level in levels), default=0)
+    label_w = min(300, max(80, 7 * longest + 16))  # about 7 px a character at 12 px
+    right, top, row_h, bottom = 60, 8, 26, 26
     plot_w = WIDTH - label_w - right
     height = top + row_h * len(levels) + bottom
     span = (high - low) or 1.0
@@ -84,7 +86,7 @@ def strip(factor: Factor, low: float, high: float, index: int) -> str:
         mid = top + row * row_h + row_h / 2
         out.append(
             f'<text x="{label_w - 8}" y="{mid + 4:.1f}" text-anchor="end" font-size="12">'
-            f"{escape(short(level.value, 28))}</text>"
+            f"{escape(short(level.value, 40))}</text>"
         )
         for k, value in enumerate(level.values):
             jitter = ((k * 7919) % 11 - 5) * 1.6  # a fixed spread, so the file is reproducible

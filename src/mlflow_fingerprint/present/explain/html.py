@@ -36,6 +36,9 @@ def _strip_factors(report: Explanation) -> list[Factor]:
 
 
 def _fields(f: Factor) -> str:
+    """A main effect's fields (the first three), an interaction's name."""
+    if f.kind == "interaction":
+        return code(f.label)
     shown = " + ".join(code(x) for x in f.fields[:3])
     return shown + (f" (+{len(f.fields) - 3})" if len(f.fields) > 3 else "")
 

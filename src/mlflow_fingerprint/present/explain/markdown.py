@@ -18,8 +18,12 @@ def render(report: Explanation) -> str:
             ("factor", "share", "95% interval", "verdict", "mean per value"),
             [
                 (
-                    " + ".join(code(x) for x in f.fields[:3])
-                    + (f" (+{len(f.fields) - 3})" if len(f.fields) > 3 else "")
+                    (
+                        code(f.label)
+                        if f.kind == "interaction"
+                        else " + ".join(code(x) for x in f.fields[:3])
+                        + (f" (+{len(f.fields) - 3})" if len(f.fields) > 3 else "")
+                    )
                     + (" ⚠ confounded" if f.confounded else ""),
                     words.pct(f.share),
                     words.interval(f),

@@ -63,8 +63,9 @@ def noise_line(report: Explanation) -> str:
 @dataclass(frozen=True)
 class Segment:
     label: str
-    share: float
+    share: float  # as estimated
     kind: str  # "factor", "undecided", "noise", "rest"
+    width: float = 0.0  # of the bar: the shares scaled to add up to 1 where they overlap
 
 
 def segments(report: Explanation) -> list[Segment]:
@@ -78,9 +79,8 @@ def segments(report: Explanation) -> list[Segment]:
     taken = sum(s.share for s in out)
     if taken < 1:
         out.append(Segment("unexplained", 1 - taken, "rest"))
-    elif taken > 1:  # the estimates overlap a little: drawn to scale of their sum
-        out = [Segment(s.label, s.share / taken, s.kind) for s in out]
-    return out
+    scale = max(taken, 1.0)  # estimates that overlap a little are drawn to their sum's scale
+    return [Segment(s.label, s.share, s.kind, s.share / scale) for s in out]
 
 
 def unexplained(report: Explanation) -> float:
