@@ -13,10 +13,8 @@ per session and every store starts as a copy of that template.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -25,6 +23,7 @@ from typing import Any
 import pytest
 
 from support.mlflow_team import MlflowServer
+from support.scripts import load_module
 from support.tracking import active_tracking_uri
 
 pytest_plugins = ["support.fixtures"]  # the team-server fixtures, registered once
@@ -111,13 +110,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def digits() -> ModuleType:
     """``examples/digits.py`` as a module: the shared small CNN on scikit-learn's digits."""
     path = Path(__file__).resolve().parent.parent / "examples" / "digits.py"
-    spec = importlib.util.spec_from_file_location("digits_example", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # DataLoader workers pickle its classes by module name
-    spec.loader.exec_module(module)
-    return module
+    return load_module(path, "digits_example")
 
 
 @pytest.fixture

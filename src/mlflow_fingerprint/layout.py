@@ -24,6 +24,8 @@ TAG_HASH: Final = "fingerprint.hash"
 TAG_HASH_ENV: Final = "fingerprint.hash.env"
 TAG_HASH_NUMERICS: Final = "fingerprint.hash.numerics"
 TAG_HASH_RECIPE: Final = "fingerprint.hash.recipe"
+# Equal for runs of one recipe, env and numerics whatever their seeds: the replicate search.
+TAG_HASH_REPLICATE: Final = "fingerprint.hash.replicate"
 TAG_GPU: Final = "fingerprint.gpu"
 TAG_DRIVER: Final = "fingerprint.driver"
 TAG_CUDA: Final = "fingerprint.cuda"
@@ -50,6 +52,7 @@ HASH_TAGS: Final[Mapping[str, str]] = MappingProxyType(
         "env": TAG_HASH_ENV,
         "numerics": TAG_HASH_NUMERICS,
         "recipe": TAG_HASH_RECIPE,
+        "replicate": TAG_HASH_REPLICATE,
     }
 )
 

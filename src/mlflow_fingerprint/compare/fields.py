@@ -21,9 +21,19 @@ from ..model.precision import normalise_precision
 # not at all (hashes are derived from the fields that are compared).
 NOT_FIELDS = frozenset({"hashes", "tool_version", "captured_at"})
 
+
+def option_text(value: Any) -> Any:
+    """An option's number as the command line writes it: a run that recorded only its command
+    line has ``"0.05"`` where one that read the program's parser has ``0.05``."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
 # Fields with several spellings of one meaning, compared by meaning: fp32 precision "none" that
-# resolves to IEEE, "highest" and False all mean IEEE (determinism_kb.md (c)).
-NORMALISE = {"numerics.fp32_precision": normalise_precision}
+# resolves to IEEE, "highest" and False all mean IEEE (determinism_kb.md (c)); an option's value
+# typed or as text.
+NORMALISE = {"numerics.fp32_precision": normalise_precision, "program.options": option_text}
 
 
 @dataclass(frozen=True)

@@ -111,22 +111,22 @@ def render(report: Report, include_none: bool = False) -> str:
             ),
         ]
     shown = report.shown_differences(include_none)
-    out.append("<h2>Differences, most likely cause first</h2>")
+    out.append(f"<h2>{escape(common.differences_title(report))}</h2>")
     if shown:
         out.append(
             table(
                 ("#", "field", "A", "B", "effect", "why", "source"),
                 [
                     (
-                        str(d.rank),
-                        code(d.field),
+                        rank,
+                        code(field),
                         code(common.value_text(d.a)),
                         code(common.value_text(d.b)),
                         f'<span class="effect-{escape(d.effect)}">{escape(d.effect)}</span>',
                         escape(d.explanation),
                         _source(d.source),
                     )
-                    for d in shown
+                    for rank, field, d in common.difference_rows(report, include_none)
                 ],
             )
         )

@@ -24,14 +24,14 @@ def _rows(
 ) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
     diffs = [
         (
-            str(d.rank),
-            one_line(d.field),
+            rank,
+            one_line(field),
             one_line(common.value_text(d.a, 30)),
             one_line(common.value_text(d.b, 30)),
             d.effect,
             one_line(d.explanation),
         )
-        for d in report.shown_differences(include_none)
+        for rank, field, d in common.difference_rows(report, include_none)
     ]
     metrics = [tuple(map(one_line, common.metric_cells(m))) for m in report.metrics]
     return diffs, metrics
@@ -76,7 +76,7 @@ def render_plain(report: Report, include_none: bool = False) -> str:
         f"B: {one_line(report.b.label)}",
     ]
     if diffs:
-        out += ["", "Differences, most likely cause first:", *aligned(DIFF_HEADER, diffs)]
+        out += ["", f"{common.differences_title(report)}:", *aligned(DIFF_HEADER, diffs)]
     else:
         out += ["", "No differences that can change results."]
     hidden = common.hidden_line(report, include_none)
@@ -112,7 +112,7 @@ def render_rich(report: Report, include_none: bool = False) -> str:
     )
     diffs, metrics = _rows(report, include_none)
     if diffs:
-        table = Table(title="Differences, most likely cause first", title_justify="left")
+        table = Table(title=common.differences_title(report), title_justify="left")
         for name in DIFF_HEADER:
             table.add_column(name, overflow="fold")
         for row in diffs:

@@ -170,13 +170,12 @@ def test_near_aliasing_by_cramers_v_merges_and_says_so() -> None:
         ("seeds.requested", True),
         ("seeds.torch_initial_seed", True),
         ("data.loaders.0.generator.initial_seed", True),
+        ("seeds.seeded_by", True),  # the whole seeds section, as the comparator's replicates
         ("program.call.seed", True),
         ("program.options.data-seed", True),
-        ("params.random_state", True),
-        ("params.seeds", True),
+        ("params.random_seed", True),
         ("program.options.no-seed-workers", False),
         ("params.seed_workers", False),
-        ("seeds.seeded_by", False),
         ("program.call.lr", False),
     ],
 )
@@ -188,7 +187,18 @@ def test_replicates_are_equal_but_for_their_seeds() -> None:
     a = {"program.call.lr": "0.1", "seeds.requested": "0", "program.call.seed": "0"}
     b = {"program.call.lr": "0.1", "seeds.requested": "1", "program.call.seed": "1"}
     c = {"program.call.lr": "0.2", "seeds.requested": "0", "program.call.seed": "0"}
-    assert replicate_key(a) == replicate_key(b) != replicate_key(c)
+    assert replicate_key(None, a) == replicate_key(None, b) != replicate_key(None, c)
+
+
+def test_runs_with_whole_records_are_replicates_as_the_comparator_says() -> None:
+    """The same key as diff's noise band: the records' replicate hash."""
+    from support.records import cpu_record, edit, seeded
+
+    base = edit(cpu_record(), **{"program.call.lr": 0.1, "program.call.seed": 0})
+    twin = seeded(edit(base, **{"program.call.seed": 7}), 7)
+    other = edit(base, **{"program.call.lr": 0.2})
+    assert replicate_key(base, {}) == replicate_key(twin, {}) != replicate_key(other, {})
+    assert replicate_key(base, {}) != replicate_key(None, {})
 
 
 def test_noise_floor_is_the_within_group_spread_and_its_share() -> None:
@@ -234,7 +244,7 @@ def simulated(rng: np.random.Generator, effects: dict[str, float], seeds: int = 
     texts = {n: tuple(str(v) for v in on[:, i]) for i, n in enumerate(names)}
     texts["seeds.requested"] = tuple(str(r[3]) for r in rows)
     fields = tuple(FieldInfo(n, "recipe", "", (0, 0, i, n)) for i, n in enumerate(names))
-    keys = tuple(replicate_key({n: texts[n][i] for n in names}) for i in range(len(rows)))
+    keys = tuple(replicate_key(None, {n: texts[n][i] for n in names}) for i in range(len(rows)))
     return Table(fields, texts, ("seeds.requested",), (), keys), y
 
 

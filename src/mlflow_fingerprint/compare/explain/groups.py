@@ -2,9 +2,9 @@
 
 Replicates are runs whose records are equal in everything but the seeds and what the enablers let
 differ from run to run (the seed torch drew when unseeded, RNG states): whatever spreads their
-metric is noise, not a recorded cause. :func:`replicate_key` is the one place that says which
-fields those are; the comparator's replicate search (``compare/replicates.py``) answers the same
-question for two runs, and the two are meant to share one definition.
+metric is noise, not a recorded cause. :func:`replicate_key` groups them with the comparator's own
+definition (``model.hashing.replicate_payload``, the ``replicate`` hash the diff's noise band
+uses), so ``explain`` and ``diff`` call the same runs replicates.
 
 The noise floor is a one-way random-effects fit over the groups: the within-group variance (its
 square root is the noise's ``sd``, on ``df`` degrees of freedom from the groups with two runs or
@@ -14,44 +14,40 @@ ANOVA estimator, unbalanced groups weighted as usual with n0).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import numpy as np
 
+from ...model.hashing import SEED_FREE, is_seed_name
+from ..replicates import record_key
 from ..rules.base import matches, parts
 
-# Seed values and what a run drew without one: they differ between replicates by definition.
-SEED_FIELDS: tuple[str, ...] = (
-    "seeds.requested",
-    "seeds.torch_initial_seed",
-    "seeds.state_digests",
-    "seeds.pythonhashseed",
-    "tensorflow.global_seed",
-    "keras.global_seed",
-    "data.loaders.*.generator.initial_seed",
-)
-# An option, argument or param that holds a seed by its name: ``seed``, ``random_seed``,
-# ``data-seed``, ``seeds``, ``random_state`` (not ``seed_workers``: that is a choice).
-SEED_NAME = re.compile(r"(^|[_\-])seeds?$|^random[_\-]?state$", re.IGNORECASE)
-SEED_NAMED_UNDER = ("program.call", "program.options", "params")
+# Where a user's own values live: an option, a call argument or a param named like a seed
+# (``is_seed_name``) is a seed.
+NAMED = ("program.call", "program.options", "params")
 
 
 @cache
 def is_seed_field(path: str) -> bool:
-    """The field holds a seed (or a draw that replaces one), so replicates may differ in it."""
-    if any(matches(parts(pattern), parts(path)) for pattern in SEED_FIELDS):
+    """The field holds a seed (or a draw that replaces one), so replicates may differ in it: the
+    comparator's definition (``model.hashing.SEED_FREE`` and ``is_seed_name``), for a path."""
+    if any(matches(parts(pattern), parts(path)) for pattern in SEED_FREE):
         return True
     head, _, name = path.rpartition(".")
-    return head in SEED_NAMED_UNDER and bool(SEED_NAME.search(name))
+    return head in NAMED and is_seed_name(name)
 
 
-def replicate_key(fields: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    """What a run's replicates share: its fields (those that can change results, as text) less
-    the seeds. Runs with equal keys are replicates of one another."""
-    return tuple(sorted((f, v) for f, v in fields.items() if not is_seed_field(f)))
+def replicate_key(record: Mapping[str, Any] | None, fields: Mapping[str, str]) -> Hashable:
+    """What a run's replicates share. A run with its whole record: the comparator's replicate
+    hash (``compare.replicates.record_key``: env, numerics and recipe less the seeds). A run
+    explained from its tags or params alone: the fields every run holds (as text), less the
+    seeds. Runs with equal keys are replicates of one another."""
+    if record is not None:
+        return ("record", record_key(record))
+    return ("fields", tuple(sorted((f, v) for f, v in fields.items() if not is_seed_field(f))))
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ Values are compared as text (``0.1`` logged as a param and passed as an argument
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,7 +57,7 @@ class Table:
     texts: Mapping[str, tuple[str, ...]]  # each used (and seed) field's value in each run
     seeds: tuple[str, ...]  # seed fields that varied: what replicates differ in
     missing: tuple[str, ...]  # fields that vary but some runs cannot know
-    keys: tuple[tuple[tuple[str, str], ...], ...]  # each run's replicate key
+    keys: tuple[Hashable, ...]  # each run's replicate key
 
 
 def text(value: Any) -> str:
