@@ -126,7 +126,13 @@ def build(rows: Sequence[RunRecord]) -> Table:
         if len(knowers) == len(rows):
             texts[path] = tuple(text(v) for v in values)
     used.sort(key=lambda f: f.order)
-    keys = tuple(replicate_key({f.path: texts[f.path][i] for f in used}) for i in range(len(rows)))
+    keys = tuple(
+        replicate_key(
+            row.record if row.coverage == "full" else None,
+            {f.path: texts[f.path][i] for f in used},
+        )
+        for i, row in enumerate(rows)
+    )
     return Table(tuple(used), texts, tuple(sorted(seeds)), tuple(sorted(missing)), keys)
 
 
