@@ -14,6 +14,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type che
 if TYPE_CHECKING:
     from .capture import RunInfo, capture
     from .compare import Report, diff
+    from .compare.explain import Explanation, explain
     from .errors import FingerprintError
     from .model.fingerprint import Fingerprint
     from .prove import BisectResult, DryRun, RerunResult, bisect, rerun
@@ -27,6 +28,7 @@ _SOURCES = {
     "DryRun": ".prove",
     "Fingerprint": ".model.fingerprint",
     "FingerprintError": ".errors",
+    "Explanation": ".compare.explain",
     "Report": ".compare",
     "RerunResult": ".prove",
     "RunInfo": ".capture",
@@ -35,6 +37,7 @@ _SOURCES = {
     "capture": ".capture",
     "dataloader_generator": ".run",
     "diff": ".compare",
+    "explain": ".compare.explain",
     "fingerprinted": ".run",
     "log_metrics": ".run",
     "rerun": ".prove",
@@ -46,6 +49,7 @@ _SOURCES = {
 __all__ = [
     "BisectResult",
     "DryRun",
+    "Explanation",
     "Fingerprint",
     "FingerprintError",
     "Report",
@@ -56,6 +60,7 @@ __all__ = [
     "capture",
     "dataloader_generator",
     "diff",
+    "explain",
     "fingerprinted",
     "log_metrics",
     "rerun",

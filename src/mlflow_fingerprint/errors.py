@@ -7,6 +7,8 @@ The hierarchy, and what a caller does with each::
         │                         the message is one line for a user (the CLI prints it, exit 2)
         ├── ResolveError          a reference that leads to no fingerprint: unknown run, run
         │                         without a record, unreadable file, unreachable store
+        ├── ExplainError          an experiment ``explain`` cannot analyse: unknown experiment or
+        │                         metric, fewer than 3 runs with it, a bad --at or --filter
         ├── ReplayError           an NVML recording that cannot be replayed
         └── BadOverride           a bad MLFLOW_FINGERPRINT_APPLY / _STOP_AFTER value or a bad
                                   ``--set FIELD=VALUE``: one line naming the variable and field
@@ -49,6 +51,11 @@ class ResolveError(FingerprintError):
 
     A FingerprintError, so the CLI prints its message as one line and exits 2, and a Python caller
     catches bad input from ``capture``, ``Fingerprint.load`` and ``diff`` alike."""
+
+
+class ExplainError(FingerprintError):
+    """An experiment ``explain`` cannot analyse (an unknown metric, fewer than three runs with
+    it, a bad ``--at`` or ``--filter``); the message is one line meant for a user."""
 
 
 class ReplayError(FingerprintError):

@@ -111,6 +111,7 @@ STEPS_RANK_PREFIX: Final = "fingerprint/numerics/steps.rank"
 
 RANKS_DIR: Final = "fingerprint/ranks"  # every rank's whole fingerprint, one file per rank
 REPORT_DIR: Final = "fingerprint/diff"  # ``fingerprint diff --log-to RUN`` reports
+EXPLAIN_DIR: Final = "fingerprint/explain"  # ``fingerprint explain --log-to RUN`` reports
 
 
 def rank_file(rank: int) -> str:
@@ -133,6 +134,13 @@ def steps_artifact(rank: int = 0) -> str:
 def report_artifact(a: str, b: str, extension: str) -> str:
     """The artifact path of a diff report of runs (or files) ``a`` and ``b``."""
     return f"{REPORT_DIR}/{a}_vs_{b}.{extension}"
+
+
+def explain_artifact(experiment_id: str, metric: str, extension: str) -> str:
+    """The artifact path of an explain report of experiment ``experiment_id``'s ``metric``; the
+    metric name keeps letters, digits and ``._-`` only (an MLflow metric may hold ``/``)."""
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in metric) or "metric"
+    return f"{EXPLAIN_DIR}/{experiment_id}_{safe}.{extension}"
 
 
 # --- Params, each logged only when known -------------------------------------------------------

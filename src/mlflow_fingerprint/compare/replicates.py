@@ -63,11 +63,11 @@ def replicate_key(side: Resolved) -> str | None:
     made from tags, has none to recompute)."""
     found = side.tags.get(layout.HASH_TAGS["replicate"])
     if not found and not side.partial:
-        found = _record_key(side.record)
+        found = record_key(side.record)
     return found or None
 
 
-def _record_key(record: Mapping[str, Any]) -> str:
+def record_key(record: Mapping[str, Any]) -> str:
     """The replicate hash a record carries, else recomputed (a record made before it existed)."""
     hashes = record.get("hashes")
     stored = hashes.get("replicate") if isinstance(hashes, Mapping) else None
@@ -84,7 +84,7 @@ def _downloaded_key(mlflow_client: Any, run_id: str) -> str | None:
             record, _ = parse_record(Path(local).read_bytes(), run_id)
         except Exception:
             return None
-    return _record_key(record)
+    return record_key(record)
 
 
 def tag_seed(text: str | None) -> int | None:
