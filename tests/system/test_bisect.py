@@ -39,6 +39,7 @@ from typing import Any
 import pytest
 
 from mlflow_fingerprint import layout
+from mlflow_fingerprint.prove.recipe import diff_digest
 from support.gitrepo import git
 from support.paths import FIXTURES, JOBS, ROOT
 
@@ -315,11 +316,19 @@ def make_clones(p: Project) -> None:
     p.clone("bare_a", "a", edits(), leave_out=("val_loss",))
     p.clone("bare_lr", "lr", edits(), leave_out=("val_loss",))
     p.clone("interactive", "a", edits(("program.entry.kind", "interactive")))
+    damaged = damaged_diff(p)
     p.clone(
         "dirty",
         "a",
         edits(("git.dirty", True), ("git.diff_digest", "0123456789abcdef")),
-        diff=damaged_diff(p),
+        diff=damaged,
+    )
+    # The same damaged diff, its digest matching it: it passes the digest check, not git apply.
+    p.clone(
+        "stale",
+        "a",
+        edits(("git.dirty", True), ("git.diff_digest", diff_digest(damaged))),
+        diff=damaged,
     )
     # B made with another torch: its curve is another's, its record differs only there.
     p.clone("torchver", "a", edits(("torch.version", "2.0.0+cpu")), metrics_from="lr")
@@ -811,7 +820,8 @@ def cli_here(
     ("args", "message"),
     [
         (["rerun", "RUN_interactive"], "started interactively"),
-        (["rerun", "RUN_dirty"], "no longer applies"),
+        (["rerun", "RUN_dirty"], "stored diff is not the one it ran with"),
+        (["rerun", "RUN_stale"], "no longer applies"),
         (["bisect", "0" * 32, "1" * 32], "no run with id"),
         (["rerun", "a" * 31], "not a fingerprint file"),
         (["rerun", "RUN_a", "--set", "seeds.requested=many"], "seeds.requested"),

@@ -10,6 +10,7 @@ line (``UsageError``) naming the run and the field (DESIGN.md, "What a rerun may
 
 from __future__ import annotations
 
+import hashlib
 import os
 import posixpath
 import re
@@ -83,10 +84,16 @@ def _strings(value: Any) -> tuple[str, ...]:
     return tuple(str(v) for v in value) if isinstance(value, list) else ()
 
 
+def diff_digest(diff: str) -> str:
+    """``git.diff_digest`` as capture computes it, of a stored diff: capture hashes the diff it
+    read, before redaction, so a diff whose secrets were masked for storage no longer matches."""
+    return hashlib.sha256(diff.encode()).hexdigest()[:16]
+
+
 def recipe_of(run_id: str, record: Mapping[str, Any], diff: str | None) -> Recipe:
     """The recipe of ``record``; a UsageError saying what is missing or refused where the run
     cannot be rerun (no program recorded, started interactively, no commit, a dirty tree whose
-    diff was not stored, a path leading outside the repository)."""
+    diff was not stored or not stored as it was, a path leading outside the repository)."""
     argv = get_path(record, "program.argv")
     entry = get_path(record, "program.entry") or {}
     if not isinstance(argv, list) or not argv or not isinstance(entry, Mapping):
@@ -101,6 +108,12 @@ def recipe_of(run_id: str, record: Mapping[str, Any], diff: str | None) -> Recip
     dirty = get_path(record, "git.dirty") is True
     if dirty and (diff is None or diff.startswith(DIFF_NOT_STORED)):
         raise UsageError(f"run {run_id} ran with uncommitted changes whose diff was not stored")
+    if dirty and isinstance(digest, str) and diff_digest(str(diff)) != digest:
+        raise UsageError(
+            f"run {run_id}'s stored diff is not the one it ran with (a value in it was masked as "
+            "a secret, or the artifact was changed): a rerun would run other code; commit the "
+            "change (or name the value in MLFLOW_FINGERPRINT_NOT_SECRET) and record the run again"
+        )
     cwd = get_path(record, "program.cwd")
     cwd = _inside(run_id, "the working directory", cwd) if isinstance(cwd, str) else "."
     path = entry.get("path")

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from mlflow_fingerprint.errors import UsageError
-from mlflow_fingerprint.prove.recipe import contained, recipe_of
+from mlflow_fingerprint.prove.recipe import contained, diff_digest, recipe_of
 
 RECORD: dict[str, Any] = {
     "program": {
@@ -98,3 +98,25 @@ def test_a_module_of_the_repository_is_a_recipe() -> None:
 )
 def test_containment_is_read_as_written(path: str, inside: bool) -> None:
     assert contained(path) is inside
+
+
+DIFF = """diff --git a/model.py b/model.py
+--- a/model.py
++++ b/model.py
+@@ -1 +1 @@
+-KEY = None
++KEY = "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY00"
+"""
+
+
+def test_a_dirty_runs_diff_stored_as_it_ran_is_its_recipe() -> None:
+    record = edited("git", {**RECORD["git"], "dirty": True, "diff_digest": diff_digest(DIFF)})
+    assert recipe_of("r1", record, DIFF).diff == DIFF
+
+
+def test_a_diff_stored_with_a_masked_secret_is_refused_not_applied() -> None:
+    """The stored diff is redacted; a value masked in it would make a rerun run other code."""
+    record = edited("git", {**RECORD["git"], "dirty": True, "diff_digest": diff_digest(DIFF)})
+    masked = DIFF.replace("wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY00", "***")
+    with pytest.raises(UsageError, match="stored diff is not the one it ran with"):
+        recipe_of("r1", record, masked)
