@@ -10,6 +10,7 @@ where the curves part and the first tensor that differs.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,13 @@ from typing import Any
 import pytest
 
 import mlflow_fingerprint as mfp
+from mlflow_fingerprint import layout, settings
 from mlflow_fingerprint.compare.report import Report
+from mlflow_fingerprint.model.hashing import canonical_json
+from mlflow_fingerprint.prove import pair
+from mlflow_fingerprint.prove.bisection import Bisection, search_causes
+from mlflow_fingerprint.prove.process import Finished
+from mlflow_fingerprint.prove.rerunner import Rerunner
 from support import gpu_runs
 from support.records import new_store
 
@@ -193,3 +200,75 @@ def test_the_tf32_enabler_names_the_backend_still_on(runs: gpu_runs.LoadedRuns) 
     assert "cuda_matmul" not in tf32.explanation
     assert "torch.backends.cudnn.rnn.fp32_precision" in tf32.fix
     assert "matmul" not in tf32.fix
+
+
+class Replay:
+    """An executor (``prove.process.Executor``) that trains nothing: it answers a rerun's job with
+    the rerun the H100 made for the same overrides, tagged with the job's token so the rerunner
+    finds it as it finds a fresh run. A job the H100 never ran fails the test."""
+
+    def __init__(self, runs: gpu_runs.LoadedRuns, base: str) -> None:
+        from mlflow import MlflowClient
+
+        self.client = MlflowClient(runs.uri)
+        self.argv = options(json.loads(self.record(runs[base]))["program"]["argv"])
+        self.recorded: dict[str, str] = {}
+        for key, run_id in runs.ids.items():
+            if key.startswith(f"{base}.rerun"):
+                tags = self.client.get_run(run_id).data.tags
+                self.recorded[tags.get(layout.TAG_OVERRIDES, "{}")] = run_id
+        self.asked: list[dict[str, Any]] = []
+
+    def record(self, run_id: str) -> str:
+        path = self.client.download_artifacts(run_id, layout.FINGERPRINT_ARTIFACT)
+        return Path(path).read_text()
+
+    def execute(self, job: Any) -> Finished:
+        asked = {
+            f"program.options.{name}": value
+            for name, value in options(job.command[1:]).items()
+            if self.argv.get(name) != value
+        }
+        asked.update(json.loads(job.env.get(settings.APPLY) or "{}"))
+        self.asked.append(asked)
+        run_id = self.recorded.get(canonical_json(asked))
+        assert run_id is not None, f"the search asked for a rerun the H100 did not make: {asked}"
+        self.client.set_tag(run_id, layout.INTERNAL_RERUN_TOKEN, job.env[settings.RERUN_TOKEN])
+        return Finished(0, "")
+
+
+def options(argv: list[str]) -> dict[str, str]:
+    """``--name value`` pairs of a command line (flags left out)."""
+    pairs = zip(argv, [*argv[1:], None], strict=True)
+    return {a[2:]: b for a, b in pairs if a.startswith("--") and b and not b.startswith("--")}
+
+
+def test_bisect_searched_again_over_the_h100s_reruns_proves_tf32_not_the_threads(
+    runs: gpu_runs.LoadedRuns, tmp_path: Path
+) -> None:
+    """``fingerprint bisect`` of TF32 off (1 thread) against TF32 on (2 threads) ran on the H100;
+    its reruns are in the fixture. The same search runs here over them (the executor answers with
+    the recorded reruns): it must prove ``--tf32``, rule out ``--threads``, and ask for no rerun
+    the H100 did not make. On this CPU machine the bisect itself refuses to rerun an H100 run."""
+    a, b = runs["cnn-base"], runs["cnn-tf32_threads"]
+    refused = mfp.bisect(a, b, tracking_uri=runs.uri)
+    assert refused.verdict == "not_settable"
+    assert any(field.startswith("gpu.") for field in refused.cannot_set)
+    assert refused.reruns == ()
+
+    s = pair.setup(a, b, runs.uri, None, None)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "train.py").write_text("raise SystemExit('a replayed rerun never runs this')\n")
+    replay = Replay(runs, "cnn-base")
+    runner = Rerunner(s.a, tree, tree, s.names, replay, 60.0, until=s.until, watch_step=s.parted)
+    job = Bisection(runner, s.b, frozenset(d.field for d in s.differences), s.metrics)
+    result = search_causes(job, s, list(s.sides.knobs))
+
+    assert result.verdict == "proven"
+    assert [c.field for c in result.causes] == ["program.options.tf32"]
+    assert "program.options.threads" in result.ruled_out
+    assert [r.matches for r in result.reruns] == ["a", "b", "a"]
+    recorded = gpu_runs.measured()["bisect"]
+    assert [c["field"] for c in recorded["causes"]] == ["program.options.tf32"]
+    assert len(replay.asked) == len(recorded["reruns"])

@@ -224,7 +224,7 @@ def bisect(
             f"A and B part {parts}{where}; {len(knobs)} settable difference(s), "
             f"{len(s.sides.cannot_set)} not settable here; each rerun may run {bound:.0f} s"
         )
-        return _search(job, s, knobs)
+        return search_causes(job, s, knobs)
 
 
 def _verdict_without_cause(
@@ -236,7 +236,10 @@ def _verdict_without_cause(
     return ("not_settable" if left else "not_reproducible"), left
 
 
-def _search(job: Bisection, s: Setup, knobs: list[Knob]) -> BisectResult:
+def search_causes(job: Bisection, s: Setup, knobs: list[Knob]) -> BisectResult:
+    """The bisect proper, once reruns can be made (``job``): A as recorded, then the halving
+    search, then whether the cause lands on B's curve. Kept apart from the checkout so reruns
+    recorded elsewhere (a GPU machine's, tests/system/test_gpu_truth.py) can be searched again."""
     a, b, until = s.a, s.b, s.until
     cannot = tuple(d.field for d in s.sides.cannot_set)
     baseline = job.attempt([])
