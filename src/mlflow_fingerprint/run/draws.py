@@ -11,8 +11,10 @@ attributes, a few levels deep).
 Done on the training thread when a loader's iterator is created, before torch's own ``__iter__``
 draws its base seed: nothing else draws then. Every state is saved first and put back exactly
 after, so the training's random streams, and so its curves, are bitwise the same with and
-without the probe (MLFLOW_FINGERPRINT_DRAWS_PROBE=0 turns it off). Bounded: map-style datasets
-only (an IterableDataset's iterator may open files or start a stream), one item per dataset,
+without the probe; a value the dataset logs through ``mfp.log_metrics`` during the probe's fetch
+is discarded, so each still reaches the run once (MLFLOW_FINGERPRINT_DRAWS_PROBE=0 turns the
+probe off). Bounded: map-style datasets only (an IterableDataset's iterator may open files or
+start a stream), one item per dataset,
 once per process per dataset, and no further probes in the process once one fetch has taken
 longer than ``SLOW_FETCH_S`` (the one that did still counts: it was the training's own next
 fetch in cost).
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model.fingerprint import unavailable
+from .current import discarding
 
 SLOW_FETCH_S = 1.0
 MAX_DEPTH = 3
@@ -132,7 +135,10 @@ def _generators(dataset: Any, collate_fn: Any) -> list[_Saved]:
 
 
 def _fetch(dataset: Any, collate_fn: Any) -> None:
-    item = dataset[0]
+    """The probe's fetch: what the dataset logs through ``mfp.log_metrics`` meanwhile is
+    discarded (the training fetches the item again and logs it then)."""
+    with discarding():
+        item = dataset[0]
     if collate_fn is not None:
         collate_fn([item])
 

@@ -140,3 +140,39 @@ def test_a_fetch_that_fails_is_unavailable_and_restores_the_states() -> None:
     found = draws.probe(DataLoader(Images(broken), batch_size=4))
     assert found == {"unavailable": "fetching one item raised OSError"}
     assert states() == before
+
+
+class Logging(Dataset):
+    """Logs each item it serves, as tests/system/test_worker_metrics.py's dataset does."""
+
+    def __len__(self) -> int:
+        return 4
+
+    def __getitem__(self, index: int) -> torch.Tensor:
+        from mlflow_fingerprint import log_metrics
+
+        log_metrics({"served": float(index)}, step=index)
+        return torch.tensor([float(index)])
+
+
+class Collected:
+    """A metric sink that keeps what it is given."""
+
+    run_id = "collected"
+
+    def __init__(self) -> None:
+        self.values: list[tuple[dict, int | None]] = []
+
+    def log_metrics(self, values, step=None) -> None:
+        self.values.append((dict(values), step))
+
+
+def test_what_the_probes_fetch_logs_is_discarded_and_the_trainings_own_fetch_is_kept() -> None:
+    from mlflow_fingerprint.run.current import entered
+
+    sink = Collected()
+    with entered(sink):
+        assert draws.measure(Logging()) is False
+        assert sink.values == []
+        Logging()[0]
+    assert sink.values == [({"served": 0.0}, 0)]
