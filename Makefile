@@ -1,4 +1,5 @@
-# Two commands do all the set-up on a fresh machine: `make demo` and `make test`.
+# Two commands do all the set-up on a fresh machine: `make demo` and `make test`. `make test-fast`
+# runs the unit tier alone (tests/unit: no training, no server, about a minute).
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -9,7 +10,7 @@ TORCH  ?= torch==2.13.0
 # full `tensorflow` for users; both install the same `tensorflow` module). `make setup TF=` skips it.
 TF     ?= tensorflow-cpu==2.21.0
 
-.PHONY: setup demo test lint format bench clean
+.PHONY: setup demo test test-fast lint format bench clean
 
 setup: $(STAMP)
 
@@ -23,8 +24,12 @@ $(STAMP): pyproject.toml
 demo: setup
 	$(PY) examples/demo.py
 
+# Everything; the ten slowest tests are listed at the end.
 test: setup
-	$(PY) -m pytest
+	$(PY) -m pytest --durations=10
+
+test-fast: setup
+	$(PY) -m pytest tests/unit
 
 lint: setup
 	$(VENV)/bin/ruff check src tests benchmarks examples

@@ -29,12 +29,12 @@ import sys
 from typing import Any
 
 import torch
-from sklearn.datasets import load_digits
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
 from torch.utils.data.distributed import DistributedSampler
 
 import mlflow_fingerprint as mfp
+from digits_data import load_digits
 
 VALIDATION_FRACTION = 0.2
 
@@ -43,9 +43,9 @@ class Digits(Dataset):
     """The digits as 1×8×8 float tensors in [0, 1]; a fixed split, the same on every machine."""
 
     def __init__(self, train: bool, augment: bool = False) -> None:
-        data = load_digits()
-        images = torch.tensor(data.images, dtype=torch.float32).unsqueeze(1) / 16.0
-        labels = torch.tensor(data.target, dtype=torch.long)
+        pixels, target = load_digits()
+        images = torch.tensor(pixels, dtype=torch.float32).unsqueeze(1) / 16.0
+        labels = torch.tensor(target, dtype=torch.long)
         cut = int(len(labels) * (1 - VALIDATION_FRACTION))
         self.images, self.labels = (
             (images[:cut], labels[:cut]) if train else (images[cut:], labels[cut:])

@@ -23,8 +23,8 @@ import keras  # after TF_CPP_MIN_LOG_LEVEL, which TensorFlow reads at import
 import mlflow
 import numpy as np
 import tensorflow as tf
-from sklearn.datasets import load_digits
 
+from digits_data import load_digits
 from mlflow_fingerprint.integrations.keras import FingerprintCallback
 
 VALIDATION_FRACTION = 0.2
@@ -32,9 +32,9 @@ VALIDATION_FRACTION = 0.2
 
 def digits() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """8×8×1 images in [0, 1] and their labels; a fixed split, the same on every machine."""
-    data = load_digits()
-    images = (data.images.astype("float32") / 16.0)[..., None]
-    labels = data.target.astype("int64")
+    pixels, target = load_digits()
+    images = (pixels.astype("float32") / 16.0)[..., None]
+    labels = target.astype("int64")
     cut = int(len(labels) * (1 - VALIDATION_FRACTION))
     return (images[:cut], labels[:cut]), (images[cut:], labels[cut:])
 

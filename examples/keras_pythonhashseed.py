@@ -7,7 +7,7 @@ usually agree while the fingerprints say what differed.
 
 from keras_pair import UNSET, keras_scenario_main
 
-COMMON = ["--epochs", "2", "--seed", "0"]
+COMMON = ["--epochs", "1", "--seed", "0"]
 
 if __name__ == "__main__":
     keras_scenario_main(

@@ -6,7 +6,7 @@ run; without TensorFlow's seed the initial weights and dropout masks differ each
 
 from keras_pair import keras_scenario_main
 
-COMMON = ["--epochs", "2"]
+COMMON = ["--epochs", "1"]
 
 if __name__ == "__main__":
     keras_scenario_main("Keras: seeded vs unseeded", [*COMMON, "--seed", "0"], COMMON, "keras-seed")

@@ -6,7 +6,7 @@ On a CPU the kernels are deterministic either way, so the metrics usually agree 
 
 from pair import scenario_main
 
-COMMON = ["--seed", "0", "--epochs", "1", "--max-steps", "60"]
+COMMON = ["--seed", "0", "--epochs", "1", "--max-steps", "12"]
 
 if __name__ == "__main__":
     scenario_main(

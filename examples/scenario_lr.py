@@ -7,7 +7,7 @@ update.
 
 from pair import scenario_main
 
-COMMON = ["--epochs", "1", "--max-steps", "60", "--seed", "0"]
+COMMON = ["--epochs", "1", "--max-steps", "12", "--seed", "0"]
 
 if __name__ == "__main__":
     scenario_main(

@@ -9,7 +9,7 @@ import sys
 
 from pair import scenario_main
 
-COMMON = ["--seed", "0", "--augment", "--epochs", "1", "--max-steps", "60"]
+COMMON = ["--seed", "0", "--augment", "--epochs", "1", "--max-steps", "12"]
 SEEDED = "--seeded-workers" in sys.argv
 if SEEDED:
     sys.argv.remove("--seeded-workers")

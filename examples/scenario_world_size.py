@@ -7,7 +7,7 @@ though every flag is the same. B is one MLflow run holding both ranks' fingerpri
 
 from pair import scenario_main
 
-COMMON = ["--seed", "0", "--epochs", "1", "--max-steps", "40"]
+COMMON = ["--seed", "0", "--epochs", "1", "--max-steps", "12"]
 
 if __name__ == "__main__":
     scenario_main("world size 1 vs 2 (DDP)", COMMON, COMMON, "scenario-world-size", b_ranks=2)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -25,8 +26,11 @@ import pytest
 from support.mlflow_team import MlflowServer
 from support.scripts import load_module
 from support.tracking import active_tracking_uri
+from support.trained import TrainedRuns, train_runs
 
-pytest_plugins = ["support.fixtures"]  # the team-server fixtures, registered once
+# the team-server fixtures, and the tiers: the folder sets the marker, and a unit test that trains,
+# starts a process or a server, or takes over 5 s fails (support/tiers.py)
+pytest_plugins = ["pytester", "support.fixtures", "support.tiers"]
 
 
 @pytest.fixture(scope="session")
@@ -99,24 +103,37 @@ def mlflow_server(
         mlflow_server_process.start()
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that need ``mlflow server`` are slow by nature: mark them so."""
-    for item in items:
-        if "mlflow_server" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.slow)
+def load_example(name: str, module_name: str) -> ModuleType:
+    """``examples/<name>.py`` imported as ``module_name`` (kept in ``sys.modules``: DataLoader
+    workers pickle its classes by module name, and the examples import each other by name)."""
+    return load_module(
+        Path(__file__).resolve().parent.parent / "examples" / f"{name}.py", module_name
+    )
 
 
 @pytest.fixture(scope="session")
 def digits() -> ModuleType:
     """``examples/digits.py`` as a module: the shared small CNN on scikit-learn's digits."""
-    path = Path(__file__).resolve().parent.parent / "examples" / "digits.py"
-    return load_module(path, "digits_example")
+    if "digits_data" not in sys.modules:
+        load_example("digits_data", "digits_data")  # what digits.py imports beside it
+    return load_example("digits", "digits_example")
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
+def digits_runs(
+    digits: ModuleType, tmp_path_factory: pytest.TempPathFactory, mlflow_db_template: Path
+) -> TrainedRuns:
+    """The digits runs that differ in one thing each (support/trained.py), trained once for the
+    whole session: the pair tests and the partial-record tests read the same runs."""
+    return train_runs(digits, tmp_path_factory.mktemp("digits-runs"), mlflow_db_template)
+
+
+@pytest.fixture(autouse=True)
 def restore_environ() -> Iterator[None]:
-    """The CLI sets MLFLOW_* variables in its own process (``--tracking-uri``, quiet defaults);
-    tests that call ``main()`` in-process use this so they do not leak into other tests."""
+    """Every test leaves ``os.environ`` as it found it. The CLI sets MLFLOW_* variables in its own
+    process (``--tracking-uri``, quiet defaults, and ``sync`` turns off MLflow's "View run" line),
+    and a test that called ``main()`` in-process without this handed them to every later test:
+    ``test_sync.py``'s syncs silenced the line ``test_sync_auth.py`` checks MLflow prints."""
     saved = dict(os.environ)
     yield
     os.environ.clear()

@@ -26,3 +26,14 @@ def committed_repo(root: Path, files: dict[str, str]) -> Path:
     git(root, "add", *files)
     git(root, "commit", "-q", "-m", "first")
     return root
+
+
+REMOTE_TOKEN = "secret-token-4f9a1c"
+
+
+def repo_with_token_remote(root: Path) -> Path:
+    """A committed repository whose ``origin`` URL holds a credential (``REMOTE_TOKEN``), which
+    no record or output may show."""
+    repo = committed_repo(root, {"train.py": "lr = 0.1\n"})
+    git(repo, "remote", "add", "origin", f"https://user:{REMOTE_TOKEN}@example.com/r.git")
+    return repo

@@ -332,7 +332,6 @@ def test_bad_reference_or_store_exits_2_with_one_line(
     assert SECRET_PASSWORD not in line, "a password from the tracking URI was echoed"
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     "case",
     [

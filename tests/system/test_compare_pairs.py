@@ -1,39 +1,15 @@
 """Real digits-CNN runs that differ in exactly one thing: the comparator must name that thing.
 
-Every run is trained once per session, in this process (``examples/digits.py`` through its own
-command line), a few dozen steps each, in a temporary git repository so that one run can have a
-dirty tree. Unseeded runs first reseed torch from the OS, as a fresh process would.
+The runs are the session's (``digits_runs``, tests/support/trained.py): trained once, read here
+and by the partial-record tests.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
-
 import pytest
 
 from mlflow_fingerprint import diff
-from support.gitrepo import git
-from support.records import new_store
-
-pytestmark = pytest.mark.slow
-
-STEPS = ["--epochs", "1", "--max-steps", "15"]
-RUNS = {
-    "a": ["--seed", "0"],
-    "a_again": ["--seed", "0"],
-    "seed1": ["--seed", "1"],
-    "unseeded1": [],
-    "unseeded2": [],
-    "batch32": ["--seed", "0", "--batch-size", "32"],
-    "deterministic": ["--seed", "0", "--deterministic"],
-    "threads1": ["--seed", "0", "--threads", "1"],
-    "threads2": ["--seed", "0", "--threads", "2"],
-    "workers2": ["--seed", "0", "--num-workers", "2"],
-    "aug_workers0": ["--seed", "0", "--augment", "--num-workers", "0"],
-    "aug_workers2": ["--seed", "0", "--augment", "--num-workers", "2"],
-}
+from support.trained import TrainedRuns
 
 # pair -> (A, B, the change that must rank first, a field it set or None)
 PAIRS = {
@@ -57,51 +33,10 @@ PAIRS = {
 }
 
 
-def train(digits, uri: str, name: str, args: list[str]) -> str:
-    import torch
-
-    threads = torch.get_num_threads()
-    if "--seed" not in args:
-        torch.seed()  # a fresh process starts from an OS-drawn seed
-    out = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(out):
-            digits.main(
-                [*args, *STEPS, "--experiment", "pairs", "--run-name", name, "--tracking-uri", uri]
-            )
-    finally:
-        torch.set_num_threads(threads)  # --threads is process-wide
-    return json.loads(out.getvalue().strip().splitlines()[-1])["run_id"]
-
-
-@pytest.fixture(scope="module")
-def runs(digits, tmp_path_factory, mlflow_db_template):
-    """name -> run id, every run of RUNS plus ``dirty``, trained once."""
-    from mlflow import MlflowClient
-
-    root = tmp_path_factory.mktemp("pairs")
-    uri = new_store(root, mlflow_db_template)
-    MlflowClient(uri).create_experiment("pairs", artifact_location=(root / "art").as_uri())
-    repo = root / "repo"
-    repo.mkdir()
-    (repo / "recipe.txt").write_text("lr=1e-3\n")
-    git(repo, "init", "-q")
-    git(repo, "add", "recipe.txt")
-    git(repo, "commit", "-q", "-m", "recipe")
-    import mlflow
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(repo)
-        patch.setenv("MLFLOW_FINGERPRINT_SPOOL", str(root / "spool"))
-        patch.delenv("MLFLOW_TRACKING_URI", raising=False)
-        try:
-            ids = {name: train(digits, uri, name, args) for name, args in RUNS.items()}
-            (repo / "recipe.txt").write_text("lr=1e-3  # tuned\n")
-            ids["dirty"] = train(digits, uri, "dirty", RUNS["a"])
-        finally:
-            mlflow.set_tracking_uri(None)
-    ids["uri"] = uri
-    return ids
+@pytest.fixture
+def runs(digits_runs: TrainedRuns) -> dict[str, str]:
+    """name -> run id, and ``uri``: the session's trained runs (support/trained.py)."""
+    return {**digits_runs.ids, "uri": digits_runs.uri}
 
 
 def test_identical_runs_give_same_results_and_exit_0(runs):

@@ -17,9 +17,8 @@ import pytest
 from mlflow_fingerprint import diff, layout
 from support.gitrepo import git
 from support.paths import JOBS, ROOT
+from support.records import new_store
 from support.scripts import run_for_json
-
-pytestmark = pytest.mark.slow
 
 SCRIPT = JOBS / "recipe_script.py"
 
@@ -46,7 +45,9 @@ def run_script(repo: Path, uri: str, name: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str]]:
+def runs(
+    tmp_path_factory: pytest.TempPathFactory, mlflow_db_template: Path
+) -> tuple[str, dict[str, str]]:
     """Every run of RUNS, trained once; ``my_experiment.py`` (an untracked copy of the committed
     script with one line changed: momentum 0.9) is made only before its own run."""
     base = tmp_path_factory.mktemp("recipe")
@@ -56,7 +57,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str]]
     shutil.copy(SCRIPT, repo / "train.py")
     git(repo, "add", "train.py")
     git(repo, "commit", "-q", "-m", "the training script")
-    uri = f"sqlite:///{base / 'mlflow.db'}"
+    uri = new_store(base, mlflow_db_template)  # a copy of the migrated template
     ids = {}
     for name in RUNS:
         if name == "copy":

@@ -93,7 +93,6 @@ def run_python(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.slow
 def test_artifact_is_uploaded_by_exit_and_the_switch_turns_it_off(
     sqlite_tracking_uri: str, tmp_path: Path, spool_dir: Path
 ) -> None:

@@ -147,7 +147,6 @@ def _torchrun(
     return {**json.loads(line), "stderr": done.stderr}
 
 
-@pytest.mark.slow
 def test_two_rank_torchrun_job_is_one_run_holding_both_ranks(mlflow_server: str) -> None:
     from mlflow import MlflowClient
 
@@ -174,7 +173,6 @@ def test_two_rank_torchrun_job_is_one_run_holding_both_ranks(mlflow_server: str)
     assert report.verdict == "explained"
 
 
-@pytest.mark.slow
 def test_heterogeneous_job_warns_and_says_so_in_its_tags(mlflow_server: str) -> None:
     from mlflow import MlflowClient
 
@@ -194,7 +192,6 @@ def _ranks_job(*flags: str) -> subprocess.CompletedProcess[str]:
     return torchrun(JOBS / "ranks_job.py", *flags)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("hetero", [False, True])
 def test_real_gloo_gather_initialises_the_group_and_checks_heterogeneity(hetero: bool) -> None:
     """Homogeneous: the group is initialised by us; heterogeneous: by the script itself."""
@@ -205,7 +202,6 @@ def test_real_gloo_gather_initialises_the_group_and_checks_heterogeneity(hetero:
     assert ("HeterogeneousJobWarning" in done.stderr) is hetero
 
 
-@pytest.mark.slow
 def test_a_group_we_initialised_is_destroyed_before_the_interpreter_tears_down() -> None:
     """Left to the teardown, gloo's threads can abort a finished rank ("terminate called without
     an active exception", exit -6), failing the whole torchrun job."""
@@ -213,7 +209,6 @@ def test_a_group_we_initialised_is_destroyed_before_the_interpreter_tears_down()
     assert at_exit == [{"initialized_at_exit": False, "side": 0}] * 2
 
 
-@pytest.mark.slow
 def test_a_trainers_group_is_left_to_it_and_only_our_side_group_destroyed_at_exit() -> None:
     """A group the program initialised (a trainer's) is not ours to destroy; our side group is."""
     at_exit = _at_exit(_ranks_job("--leave-group", "--user-init"))

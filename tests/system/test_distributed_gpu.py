@@ -189,7 +189,6 @@ def _rank_gpus(client: Any, run_id: str) -> list[tuple[str, str]]:
     return found
 
 
-@pytest.mark.slow
 def test_torchrun_job_on_an_h100_and_an_a100_is_flagged_and_compared_rank_by_rank(
     mlflow_server: str,
 ) -> None:

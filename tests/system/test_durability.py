@@ -11,14 +11,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import pytest
 from mlflow.tracking import MlflowClient
 
 from mlflow_fingerprint.cli.main import main as cli
 from mlflow_fingerprint.tracking.uploader import INTERVAL_S
 from support.paths import JOBS, ROOT
-
-pytestmark = pytest.mark.slow
 
 KILLS = 20
 # The stated bound is INTERVAL_S plus the one write; this machine's fsync and scheduler (two

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from mlflow_fingerprint import layout
 from support.diff_text import assert_setting_ranked_first, verdict
-from support.paths import ROOT
+from support.lanes import Job, Lanes
+from support.paths import EXAMPLES
+from support.records import new_store
 
+# The first test to ask for a result waits while the module's processes run, side by side.
+pytestmark = pytest.mark.timeout(1200)
 # script -> (the field the diff must rank first, the verdict it must reach)
 SCENARIOS = {
     "scenario_seed.py": ("seeds.requested", {"explained"}),
@@ -28,39 +32,52 @@ SCENARIOS = {
     ),
 }
 TOP = re.compile(r"^1\s+(\S+)", re.M)
+SLOWEST_FIRST = ("scenario_world_size.py", "demo.py")
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("script", sorted(SCENARIOS))
-def test_scenario_names_its_setting_first(script: str, tmp_path: Path) -> None:
-    env = {
-        **os.environ,
-        "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'mlflow.db'}",
-        "MLFLOW_FINGERPRINT_SPOOL": str(tmp_path / "spool"),
-    }
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / script)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+@pytest.fixture(scope="module")
+def examples(tmp_path_factory: pytest.TempPathFactory, mlflow_db_template: Path) -> Iterator[Lanes]:
+    """Every example script, each in a folder of its own, run side by side (support/lanes.py).
+
+    A scenario's store starts as a copy of the migrated template, so its first run does not
+    create the database; the demo creates its own, as on a user's machine (its output must not
+    show MLflow creating it)."""
+    jobs: dict[str, Job] = {}
+    demo = tmp_path_factory.mktemp("demo")
+    jobs["demo.py"] = Job(
+        [sys.executable, str(EXAMPLES / "demo.py")],
+        cwd=demo,  # MLflow's default store: ./mlflow.db
+        env={k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+        | {"MLFLOW_FINGERPRINT_SPOOL": str(demo / "spool")},
+        merge_stderr=True,
     )
+    for script in SCENARIOS:
+        folder = tmp_path_factory.mktemp(script.removesuffix(".py"))
+        env = {
+            **os.environ,
+            "MLFLOW_TRACKING_URI": new_store(folder, mlflow_db_template),
+            "MLFLOW_FINGERPRINT_SPOOL": str(folder / "spool"),
+        }
+        jobs[script] = Job([sys.executable, str(EXAMPLES / script)], cwd=folder, env=env)
+    tf32 = tmp_path_factory.mktemp("tf32")
+    jobs["scenario_tf32.py"] = Job([sys.executable, str(EXAMPLES / "scenario_tf32.py")], cwd=tf32)
+    order = [*SLOWEST_FIRST, *(name for name in jobs if name not in SLOWEST_FIRST)]
+    lanes = Lanes({name: jobs[name] for name in order})
+    yield lanes
+    lanes.close()
+
+
+@pytest.mark.parametrize("script", sorted(SCENARIOS))
+def test_scenario_names_its_setting_first(script: str, examples: Lanes) -> None:
+    out = examples.result(script)
     assert out.returncode == 0, out.stderr[-2000:]
     field, verdicts = SCENARIOS[script]
     assert_setting_ranked_first(out.stdout, field)
     assert verdict(out.stdout) in verdicts, out.stdout
 
 
-@pytest.mark.slow
-def test_tf32_scenario_without_a_gpu_diffs_recorded_gpus(tmp_path: Path) -> None:
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "scenario_tf32.py")],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+def test_tf32_scenario_without_a_gpu_diffs_recorded_gpus(examples: Lanes) -> None:
+    out = examples.result("scenario_tf32.py")
     assert out.returncode == 0, out.stderr[-2000:]
     a100, v100 = out.stdout.split("$ fingerprint diff v100")
     assert TOP.search(a100).group(1) == "numerics.fp32_precision.cuda_matmul"
@@ -74,21 +91,12 @@ DEMO_URL = re.compile(
 )
 
 
-@pytest.mark.slow
-def test_demo_piped_is_clean_and_leaves_the_report_in_run_b(tmp_path: Path) -> None:
+def test_demo_piped_is_clean_and_leaves_the_report_in_run_b(examples: Lanes) -> None:
     """``make demo | tee log``: no MLflow INFO lines, no carriage returns, one line per run,
     the A-vs-B report stored in run B, and the address of run B's page in the UI."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
-    env["MLFLOW_FINGERPRINT_SPOOL"] = str(tmp_path / "spool")
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "demo.py")],
-        cwd=tmp_path,  # MLflow's default store: ./mlflow.db
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=600,
-    )
+    out = examples.result("demo.py")
+    folder = examples.jobs["demo.py"].cwd
+    assert folder is not None
     assert out.returncode == 0, out.stdout[-3000:]
     text = out.stdout
     assert "\r" not in text
@@ -99,7 +107,7 @@ def test_demo_piped_is_clean_and_leaves_the_report_in_run_b(tmp_path: Path) -> N
     experiment_id, run_id = DEMO_URL.search(text).groups()
     from mlflow import MlflowClient
 
-    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = MlflowClient(f"sqlite:///{folder / 'mlflow.db'}")
     run = client.get_run(run_id)
     assert run.info.run_name == "B"
     assert run.info.experiment_id == experiment_id

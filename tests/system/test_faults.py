@@ -35,8 +35,6 @@ from support.mlflow_team import MlflowServer
 from support.paths import FIXTURES
 from support.stored import cli, exactly_once_problems, metric_pairs
 
-pytestmark = pytest.mark.slow
-
 Pair = tuple[int, float]
 
 

@@ -13,8 +13,6 @@ import pytest
 
 from mlflow_fingerprint import layout
 
-pytestmark = pytest.mark.slow
-
 
 def _run(uri: str, run_id: str):
     from mlflow import MlflowClient

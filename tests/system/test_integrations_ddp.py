@@ -21,8 +21,6 @@ from support.mlflow_team import MlflowServer
 from support.paths import JOBS
 from support.tracking import _ISOLATE
 
-pytestmark = pytest.mark.slow
-
 # Two ranks importing torch, mlflow and the trainer on a small shared machine take ~20 s.
 TORCHRUN_TIMEOUT_S = 240
 # The side group's timeout in the Lightning job: how long rank 0 waits for a rank that never

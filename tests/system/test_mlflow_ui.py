@@ -23,7 +23,7 @@ from mlflow_fingerprint.cli.main import main
 from support.browser import chromium, experiment_url, open_page, run_url
 from support.mlflow_team import MlflowServer
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("restore_environ")]
+pytestmark = pytest.mark.usefixtures("restore_environ")
 
 EXPERIMENT = "fingerprint-ui"
 

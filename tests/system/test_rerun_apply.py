@@ -70,7 +70,6 @@ def switches_off() -> Iterator[None]:
         cudnn.benchmark = was[2]
 
 
-@pytest.mark.slow
 @pytest.mark.usefixtures("switches_off")
 def test_each_applied_field_shows_in_the_captured_fingerprint(
     sqlite_tracking_uri: str, digits: ModuleType, monkeypatch: pytest.MonkeyPatch
@@ -173,7 +172,6 @@ def epochs_of(loader: DataLoader, experiment: str, epochs: int = 2) -> list[torc
     return train()
 
 
-@pytest.mark.slow
 def test_a_forced_generator_seed_makes_shuffled_augmented_workers_reproducible(
     sqlite_tracking_uri: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -197,7 +195,6 @@ def test_a_forced_generator_seed_makes_shuffled_augmented_workers_reproducible(
         assert described["num_workers"] == 2
 
 
-@pytest.mark.slow
 def test_forced_worker_seeding_gives_the_workers_the_draws_of_a_seed_worker_recipe(
     sqlite_tracking_uri: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -256,7 +253,6 @@ def _job(
     )
 
 
-@pytest.mark.slow
 def test_stop_after_ends_a_real_training_script_finished_at_the_first_step_past_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -283,7 +279,6 @@ def test_stop_after_ends_a_real_training_script_finished_at_the_first_step_past_
     assert list((tmp_path / "spool").glob("*")) == []  # everything reached the store
 
 
-@pytest.mark.slow
 def test_a_run_stopped_early_keeps_the_steps_it_watched(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -311,7 +306,6 @@ def test_a_run_stopped_early_keeps_the_steps_it_watched(
     }
 
 
-@pytest.mark.slow
 def test_a_bad_value_is_one_line_and_nothing_is_trained_in_a_script(tmp_path: Path) -> None:
     done = _job(tmp_path, {APPLY: '{"data.num_workers": "two"}'})
     assert done.returncode == 2

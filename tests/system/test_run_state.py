@@ -43,7 +43,6 @@ def steps_of(uri: str, run_id: str, key: str) -> list[int]:
     return sorted(m.step for m in MlflowClient(tracking_uri=uri).get_metric_history(run_id, key))
 
 
-@pytest.mark.slow
 def test_two_trainings_in_two_threads_keep_their_own_metrics_and_leave_the_uri_alone(
     sqlite_tracking_uri: str, mlflow_db_template: Path, tmp_path: Path, digits: ModuleType
 ) -> None:

@@ -15,26 +15,7 @@ from mlflow.tracking import MlflowClient
 import mlflow_fingerprint as mfp
 from mlflow_fingerprint import layout
 from mlflow_fingerprint.model.fingerprint import Fingerprint
-
-DESIGN_TAGS = (
-    layout.TAG_HASH,
-    layout.TAG_HASH_ENV,
-    layout.TAG_HASH_NUMERICS,
-    layout.TAG_HASH_RECIPE,
-    layout.TAG_GPU,
-    layout.TAG_DRIVER,
-    layout.TAG_CUDA,
-    layout.TAG_CUDNN,
-    layout.TAG_TORCH,
-    layout.TAG_TF32,
-    layout.TAG_DETERMINISTIC,
-    layout.TAG_SEED,
-    layout.TAG_NUM_WORKERS,
-    layout.TAG_BATCH_SIZE,
-    layout.TAG_GIT_COMMIT,
-    layout.TAG_GIT_DIRTY,
-    layout.TAG_SCHEMA,
-)
+from support.design import DESIGN_TAGS
 
 
 def only_run(experiment: str) -> Any:
@@ -57,7 +38,6 @@ def history(run_id: str, key: str = "loss") -> list[tuple[int, float]]:
     return [(m.step, m.value) for m in MlflowClient().get_metric_history(run_id, key)]
 
 
-@pytest.mark.slow
 def test_decorated_digits_run_has_tags_artifact_params_and_every_metric(
     sqlite_tracking_uri: str, digits: ModuleType
 ) -> None:
@@ -111,7 +91,6 @@ def test_decorated_digits_run_has_tags_artifact_params_and_every_metric(
     } <= names
 
 
-@pytest.mark.slow
 def test_same_seed_twice_gives_bitwise_equal_loss_histories(
     sqlite_tracking_uri: str, digits: ModuleType
 ) -> None:

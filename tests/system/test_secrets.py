@@ -26,8 +26,6 @@ from support.postgres import Postgres
 from support.s3 import S3Store
 from support.stored import fetch_everything, find_planted
 
-pytestmark = pytest.mark.slow
-
 # Values shaped like the real thing, each unique enough that a hit cannot be a coincidence.
 PLANTED_ENV = {
     "AWS_ACCESS_KEY_ID": "AKIAQ7PLANTEDX4K2M9Z",

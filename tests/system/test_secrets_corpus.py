@@ -182,7 +182,6 @@ def commands(
 FORMATS = ("text", "json", "markdown", "html")
 
 
-@pytest.mark.slow
 def test_no_secret_of_the_corpus_is_stored_spooled_or_printed(
     sqlite_tracking_uri: str,
     tmp_path: Path,
@@ -231,7 +230,6 @@ def test_no_secret_of_the_corpus_is_stored_spooled_or_printed(
     assert problems == []
 
 
-@pytest.mark.slow
 def test_no_secret_of_the_corpus_is_in_the_spool_of_an_offline_run(tmp_path: Path) -> None:
     repo = planted_repo(tmp_path)
     spool = tmp_path / "spool"

@@ -27,8 +27,6 @@ from support.mlflow_team import MlflowServer
 from support.paths import JOBS, ROOT
 from support.stored import exactly_once_problems
 
-pytestmark = pytest.mark.slow
-
 STEPS = 2000
 SWEEPS = {"new8": 8, "new16": 16, "existing8": 8, "server8": 8}
 

@@ -24,8 +24,6 @@ from support.auth_proxy import AuthProxy
 from support.stored import exactly_once_problems
 from support.tracking import active_tracking_uri
 
-pytestmark = pytest.mark.slow
-
 USER, PASSWORD = "trainer", "pw-Zq81-not-in-any-file"
 TOKEN = "tok-Hh27-not-in-any-file"
 

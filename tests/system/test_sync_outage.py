@@ -19,8 +19,6 @@ from mlflow_fingerprint.errors import FingerprintWarning
 from mlflow_fingerprint.model.fingerprint import Fingerprint
 from support.mlflow_team import MlflowServer
 
-pytestmark = pytest.mark.slow
-
 
 def runs_named(experiment: str, name: str) -> list[Any]:
     client = MlflowClient()

@@ -28,8 +28,6 @@ from support.postgres import Postgres
 from support.s3 import S3Store
 from support.stored import cli, exactly_once_problems
 
-pytestmark = pytest.mark.slow
-
 
 def pg_query(pg: Postgres, sql: str, *args: Any) -> list[tuple[Any, ...]]:
     import psycopg2

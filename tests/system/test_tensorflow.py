@@ -3,7 +3,8 @@
 explain themselves with the right field first.
 
 Every TensorFlow process is a subprocess (tests/keras_job.py, examples/keras_*.py), so the test
-runner never imports TensorFlow and the other tests capture the process they always did.
+runner never imports TensorFlow and the other tests capture the process they always did. They
+are independent (each has a store of its own), so they run side by side (support/lanes.py).
 Without TensorFlow these tests fail under CI (``make setup`` installs it: Makefile ``TF``) and are
 skipped elsewhere, saying what to install.
 """
@@ -13,8 +14,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import subprocess
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,16 +25,70 @@ import pytest
 from mlflow_fingerprint import layout
 from support.diff_text import assert_setting_ranked_first, verdict
 from support.fixtures import in_ci
+from support.lanes import Job, Lanes
 from support.paths import JOBS, ROOT
+from support.records import new_store
+from support.tracking import _ISOLATE
 
+# The first test to ask for a result waits while the module's processes run, side by side.
+pytestmark = pytest.mark.timeout(1200)
 JOB = JOBS / "keras_job.py"
 TIMEOUT_S = 300
 
 
-def env() -> dict[str, str]:
-    """This test's environment (its store and spool), with this checkout's source first."""
+MODES = ("no-tensorflow", "seed", "audit", "callback", "autolog", "fingerprinted")
+# script -> (the field the diff must rank first, the verdicts it may reach)
+SCENARIOS = {
+    "keras_seed.py": ("tensorflow.global_seed", {"explained"}),
+    # the hash seed reorders string sets this script never iterates: the numbers agree
+    "keras_pythonhashseed.py": ("seeds.pythonhashseed", {"same_results"}),
+    # on the CPU most ops are deterministic either way
+    "keras_op_determinism.py": ("tensorflow.op_determinism", {"same_results", "explained"}),
+}
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where one process of this module keeps its runs: its folder and its store."""
+
+    folder: Path
+    uri: str
+
+
+@pytest.fixture(scope="module")
+def places(tmp_path_factory: pytest.TempPathFactory, mlflow_db_template: Path) -> dict[str, Place]:
+    found = {}
+    for name in (*SCENARIOS, *MODES):
+        folder = tmp_path_factory.mktemp(name.removesuffix(".py"))
+        found[name] = Place(folder, new_store(folder, mlflow_db_template))
+    return found
+
+
+@pytest.fixture(scope="module")
+def processes(places: dict[str, Place]) -> Iterator[Lanes]:
+    """Every TensorFlow process of this module (the scenarios, the slowest, first), each with
+    its own store and spool, and this checkout's source first on its path."""
     path = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
-    return {**os.environ, "PYTHONPATH": path}
+    jobs = {}
+    for name, place in places.items():
+        env = {k: v for k, v in os.environ.items() if k not in _ISOLATE}
+        env |= {
+            "PYTHONPATH": path,
+            "MLFLOW_TRACKING_URI": place.uri,
+            "MLFLOW_FINGERPRINT_SPOOL": str(place.folder / "spool"),
+        }
+        script = ROOT / "examples" / name if name in SCENARIOS else JOB
+        cmd = [sys.executable, str(script), *([] if name in SCENARIOS else [name])]
+        jobs[name] = Job(cmd, cwd=place.folder, env=env, timeout_s=TIMEOUT_S)
+    lanes = Lanes(jobs)
+    yield lanes
+    lanes.close()
+
+
+def job(processes: Lanes, mode: str) -> dict[str, Any]:
+    out = processes.result(mode)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture(autouse=True)
@@ -47,36 +103,22 @@ def tensorflow_installed() -> None:
         pytest.skip(message)
 
 
-def job(mode: str) -> dict[str, Any]:
-    out = subprocess.run(
-        [sys.executable, str(JOB), mode],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        env=env(),
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def test_capture_and_seeding_never_import_tensorflow(spool_dir: Path) -> None:
+def test_capture_and_seeding_never_import_tensorflow(processes: Lanes) -> None:
     """TensorFlow is installed, yet a process that never imported it still has not after a
     capture and a seed_everything; its sections say so."""
-    result = job("no-tensorflow")
+    result = job(processes, "no-tensorflow")
     assert result["loaded"] == []
     assert result["tensorflow"] == {"imported": False}
     assert result["keras"] == {"imported": False}
 
 
-@pytest.mark.slow
-def test_seed_everything_seeds_an_imported_tensorflow(spool_dir: Path) -> None:
-    result = job("seed")
+def test_seed_everything_seeds_an_imported_tensorflow(processes: Lanes) -> None:
+    result = job(processes, "seed")
     assert (result["tf_seed"], result["keras_seed"], result["same_draw"]) == (7, 7, True)
 
 
-@pytest.mark.slow
-def test_audit_covers_a_tensorflow_process(spool_dir: Path) -> None:
-    result = job("audit")
+def test_audit_covers_a_tensorflow_process(processes: Lanes) -> None:
+    result = job(processes, "audit")
     assert {"tensorflow_seed", "tensorflow_op_determinism"} <= set(result["before"])
     assert not {"tensorflow_seed", "tensorflow_op_determinism", "seeds"} & set(result["after"])
     assert "tf_op_determinism: TensorFlow op determinism is on" in result["passed"]
@@ -101,12 +143,12 @@ def _history(uri: str, run_id: str, key: str) -> list[tuple[int, float]]:
     return [(m.step, m.value) for m in mlflow.MlflowClient(uri).get_metric_history(run_id, key)]
 
 
-@pytest.mark.slow
 def test_callback_records_the_fit_in_a_run_of_its_own(
-    sqlite_tracking_uri: str, tmp_path: Path
+    processes: Lanes, places: dict[str, Place], tmp_path: Path
 ) -> None:
-    result = job("callback")
-    run = _run(sqlite_tracking_uri, result["run_id"])
+    uri = places["callback"].uri
+    result = job(processes, "callback")
+    run = _run(uri, result["run_id"])
     assert run.info.status == "FINISHED"
     assert not result["active_after"]  # the run it opened, it ended
     tags, params = run.data.tags, run.data.params
@@ -117,7 +159,7 @@ def test_callback_records_the_fit_in_a_run_of_its_own(
     assert tags[layout.TAG_BATCH_SIZE] == str(result["batch_size"])
     assert params[layout.PARAM_BATCH_SIZE] == str(result["batch_size"])
     assert params[layout.PARAM_EPOCHS] == str(result["epochs"])
-    record = _fingerprint(sqlite_tracking_uri, result["run_id"], tmp_path)
+    record = _fingerprint(uri, result["run_id"], tmp_path)
     assert tags[layout.TAG_HASH] == record["hashes"]["fingerprint"]
     assert record["tensorflow"]["global_seed"] == 3
     assert record["keras"]["global_seed"] == 3  # Keras keeps it per thread: read on the fit's
@@ -125,70 +167,52 @@ def test_callback_records_the_fit_in_a_run_of_its_own(
     assert record["data"]["declared"] == {"batch_size": 100, "epochs": 2}
     # every batch once (steps 1..n), every epoch once (steps 0..epochs-1)
     batches = result["batches"] * result["epochs"]
-    assert [s for s, _ in _history(sqlite_tracking_uri, result["run_id"], "batch_loss")] == list(
+    assert [s for s, _ in _history(uri, result["run_id"], "batch_loss")] == list(
         range(1, batches + 1)
     )
-    assert [s for s, _ in _history(sqlite_tracking_uri, result["run_id"], "loss")] == [0, 1]
+    assert [s for s, _ in _history(uri, result["run_id"], "loss")] == [0, 1]
 
 
-@pytest.mark.slow
 def test_callback_records_into_the_run_mlflow_keras_autolog_opens(
-    sqlite_tracking_uri: str, tmp_path: Path
+    processes: Lanes, places: dict[str, Place], tmp_path: Path
 ) -> None:
-    result = job("autolog")
+    uri = places["autolog"].uri
+    result = job(processes, "autolog")
     assert result["mlflow_logs_metrics"] is True
-    run = _run(sqlite_tracking_uri, result["run_id"])
+    run = _run(uri, result["run_id"])
     assert run.data.tags[layout.TAG_INTEGRATION] == "keras"
     assert run.data.tags[layout.TAG_TENSORFLOW] == "2.21.0"
     assert run.data.params[layout.PARAM_EPOCHS] == "2"  # autolog's and ours agree
     # autolog logs the epoch metrics; the callback adds none, so each is there once
-    assert [s for s, _ in _history(sqlite_tracking_uri, result["run_id"], "loss")] == [0, 1]
-    assert _history(sqlite_tracking_uri, result["run_id"], "batch_loss") == []
-    record = _fingerprint(sqlite_tracking_uri, result["run_id"], tmp_path)
+    assert [s for s, _ in _history(uri, result["run_id"], "loss")] == [0, 1]
+    assert _history(uri, result["run_id"], "batch_loss") == []
+    record = _fingerprint(uri, result["run_id"], tmp_path)
     assert record["tensorflow"]["imported"] is True
 
 
-@pytest.mark.slow
-def test_fingerprinted_function_that_calls_fit(sqlite_tracking_uri: str, tmp_path: Path) -> None:
+def test_fingerprinted_function_that_calls_fit(
+    processes: Lanes, places: dict[str, Place], tmp_path: Path
+) -> None:
     """The decorated function's run holds a fingerprint with TensorFlow in it (captured when the
     function returned) and the fit's metrics, which the callback inside sent to that run."""
-    result = job("fingerprinted")
-    run = _run(sqlite_tracking_uri, result["run_id"])
+    uri = places["fingerprinted"].uri
+    result = job(processes, "fingerprinted")
+    run = _run(uri, result["run_id"])
     assert run.info.status == "FINISHED"
     assert layout.TAG_INTEGRATION not in run.data.tags  # the wrapper's run, not the callback's
-    record = _fingerprint(sqlite_tracking_uri, result["run_id"], tmp_path)
+    record = _fingerprint(uri, result["run_id"], tmp_path)
     assert record["tensorflow"]["imported"] is True
     assert record["tensorflow"]["global_seed"] == 5  # seed_everything reached TensorFlow
     assert record["keras"]["global_seed"] == 5  # and Keras, on the training thread
     assert record["seeds"]["requested"] == 5
     assert run.data.tags[layout.TAG_TENSORFLOW] == "2.21.0"
     batches = result["batches"] * result["epochs"]
-    assert len(_history(sqlite_tracking_uri, result["run_id"], "batch_loss")) == batches
+    assert len(_history(uri, result["run_id"], "batch_loss")) == batches
 
 
-# script -> (the field the diff must rank first, the verdicts it may reach)
-SCENARIOS = {
-    "keras_seed.py": ("tensorflow.global_seed", {"explained"}),
-    # the hash seed reorders string sets this script never iterates: the numbers agree
-    "keras_pythonhashseed.py": ("seeds.pythonhashseed", {"same_results"}),
-    # on the CPU most ops are deterministic either way
-    "keras_op_determinism.py": ("tensorflow.op_determinism", {"same_results", "explained"}),
-}
-
-
-@pytest.mark.slow
 @pytest.mark.parametrize("script", sorted(SCENARIOS))
-def test_keras_scenario_names_its_setting_first(
-    script: str, sqlite_tracking_uri: str, tmp_path: Path
-) -> None:
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / script)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        env=env(),
-    )
+def test_keras_scenario_names_its_setting_first(script: str, processes: Lanes) -> None:
+    out = processes.result(script)
     assert out.returncode == 0, out.stderr[-3000:]
     field, verdicts = SCENARIOS[script]
     assert_setting_ranked_first(out.stdout, field)

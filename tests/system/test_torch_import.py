@@ -52,7 +52,6 @@ print(json.dumps({"failures": failures, "versions": versions, "torch": torch.__v
 """
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     ("first", "second"), [("seed", "seed"), ("seed", "capture")], ids=["seed+seed", "seed+capture"]
 )

@@ -405,7 +405,6 @@ def loss_of(runs, a: str, b: str):
     return report, next(m for m in report.metrics if m.name == "loss")
 
 
-@pytest.mark.slow
 def test_a_learning_rate_changed_at_step_20_parts_in_the_optimizer_of_step_20(runs):
     report, loss = loss_of(runs, "a", "lr")
     assert loss.first_divergence_step == LR_CHANGE + 1
@@ -423,7 +422,6 @@ def test_a_learning_rate_changed_at_step_20_parts_in_the_optimizer_of_step_20(ru
     assert row["first_divergence"]["where"]["inputs_equal"] is True
 
 
-@pytest.mark.slow
 def test_another_seed_parts_at_step_0_in_the_first_layer_with_equal_data(runs):
     _, loss = loss_of(runs, "a", "seed1")
     assert loss.first_divergence_step == 0
@@ -437,7 +435,6 @@ def test_another_seed_parts_at_step_0_in_the_first_layer_with_equal_data(runs):
     assert where.inputs_equal is True  # the same batch, other initial weights
 
 
-@pytest.mark.slow
 def test_a_layer_whose_forward_changed_is_the_first_module_that_differs(runs):
     report, loss = loss_of(runs, "layer_v1", "layer_v2")
     assert loss.first_divergence_step == 0
@@ -454,7 +451,6 @@ def test_a_layer_whose_forward_changed_is_the_first_module_that_differs(runs):
     assert "git.commit" in {d.field for d in report.differences}
 
 
-@pytest.mark.slow
 def test_the_thread_count_parts_where_the_curves_say_or_nowhere(runs):
     _, loss = loss_of(runs, "threads1", "threads2")
     if loss.bitwise_equal:  # this CPU computes the same bits with 1 and 2 threads
@@ -469,7 +465,6 @@ def test_the_thread_count_parts_where_the_curves_say_or_nowhere(runs):
     assert where.phase in ("forward", "backward")
 
 
-@pytest.mark.slow
 def test_identical_runs_have_no_where(runs, digits):
     report = mfp.diff(runs["a"], runs["layer_v1"], tracking_uri=runs["uri"])
     loss = next(m for m in report.metrics if m.name == "loss")
@@ -481,7 +476,6 @@ def test_identical_runs_have_no_where(runs, digits):
     )
 
 
-@pytest.mark.slow
 def test_the_command_line_report_says_where_in_every_format(runs, capsys):
     from mlflow_fingerprint.cli.main import main
 
@@ -516,7 +510,6 @@ def test_the_command_line_report_says_where_in_every_format(runs, capsys):
     }
 
 
-@pytest.mark.slow
 def test_a_compiled_model_is_watched_under_its_own_module_paths(uri):
     from mlflow import MlflowClient
 
@@ -543,7 +536,6 @@ def test_a_compiled_model_is_watched_under_its_own_module_paths(uri):
     assert {"backward", "optimizer"} <= {r.phase for r in records if r.step == 2}
 
 
-@pytest.mark.slow
 def test_a_divergence_at_an_unwatched_step_is_said_and_not_guessed(runs):
     from mlflow import MlflowClient
 

@@ -8,8 +8,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from mlflow_fingerprint import layout
 from mlflow_fingerprint.model.watched import TensorRecord, decode
 from support.paths import JOBS
@@ -34,7 +32,6 @@ def records(client: Any, run_id: str, artifact: str, folder: Path) -> tuple[Tens
     return decode(Path(client.download_artifacts(run_id, artifact, str(folder))).read_bytes())
 
 
-@pytest.mark.slow
 def test_rank_0s_view_is_the_runs_and_per_rank_keeps_every_ranks(
     mlflow_server: str, tmp_path: Path
 ) -> None:

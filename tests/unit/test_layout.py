@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from mlflow_fingerprint import layout
+from mlflow_fingerprint.model.declarations import TAGGED
 from support.paths import FIXTURES, ROOT
 
 LAYOUT = ROOT / "src" / "mlflow_fingerprint" / "layout.py"
@@ -174,16 +175,26 @@ def test_artifact_paths_are_their_folder_and_file() -> None:
 
 
 def test_stored_names_keep_their_values() -> None:
-    """Runs already stored are found by these exact strings: a rename must be deliberate (and an
-    added name is added to the fixture too)."""
+    """Runs already stored are found by these exact strings: every name pinned in the fixture
+    keeps its value (a rename or a removal must be deliberate: the fixture is changed with it).
+    New names need no edit of the fixture: ``layout.py`` says to add names, never rename them."""
     pinned = json.loads((FIXTURES / "layout_names.json").read_text())
     names = {
         name: value if isinstance(value, str) else dict(value)
         for name, value in vars(layout).items()
         if name.isupper() and isinstance(value, (str, Mapping))
     }
-    assert names == pinned
+    changed = {
+        name: (value, names.get(name)) for name, value in pinned.items() if names.get(name) != value
+    }
+    assert changed == {}, "stored names renamed or removed (pinned, now)"
     assert layout.distinct_tag("numerics") == pinned["DISTRIBUTED_TAG_PREFIX"] + "distinct_numerics"
+
+
+def test_every_declared_tag_is_a_layout_name() -> None:
+    """A field's tag (model/declarations.py) is spelt in layout.py, where stored names live."""
+    for field in TAGGED:
+        assert field.tag in TAGS.values(), field.path
 
 
 def test_event_kinds_are_the_literal_type() -> None:

@@ -1,7 +1,8 @@
 """A run whose fingerprint artifact cannot be read is still compared, on what its tags hold.
 
-The ``fingerprint.*`` tags (``tracking/tags.py``) carry a summary of the record: the hashes, torch,
-CUDA, cuDNN, driver, GPU, TF32, determinism, seed, loaders and git state. When one run has only
+The ``fingerprint.*`` tags (``tracking/tags.py``) carry a summary of the record: the hashes and the
+tagged fields of ``model/declarations.py`` (torch, CUDA, cuDNN, driver, GPU, TF32, determinism,
+seed, loaders, git state...). When one run has only
 those, both runs are compared through the same summary (the other's is made from its record the
 same way), so a value is never compared with a differently written form of itself, and the report
 says whose record was partial.
@@ -13,24 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import layout
+from ..model.declarations import BY_TAG
 from ..model.fingerprint import SCHEMA_VERSION
-
-# tag -> the record field its value stands for.
-TAG_FIELDS: dict[str, str] = {
-    layout.TAG_TORCH: "torch.version",
-    layout.TAG_CUDA: "cuda.torch_built_with",
-    layout.TAG_CUDNN: "cuda.cudnn_version",
-    layout.TAG_DEVICE: "cuda.computed_on",
-    layout.TAG_DRIVER: "gpu.driver_version",
-    layout.TAG_GPU: "gpu.summary",
-    layout.TAG_TF32: "numerics.tf32",
-    layout.TAG_DETERMINISTIC: "determinism.summary",
-    layout.TAG_SEED: "seeds.requested",
-    layout.TAG_NUM_WORKERS: "data.declared.num_workers",
-    layout.TAG_BATCH_SIZE: "data.declared.batch_size",
-    layout.TAG_GIT_COMMIT: "git.commit",
-    layout.TAG_GIT_DIRTY: "git.dirty",
-}
 
 
 def has_fingerprint_tags(tags: Mapping[str, str]) -> bool:
@@ -50,7 +35,12 @@ def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
 
 def record_from_tags(tags: Mapping[str, str]) -> dict[str, Any]:
     """The partial record a run's ``fingerprint.*`` tags describe, values as the tags write them."""
-    fields = {path: tags[tag] for tag, path in TAG_FIELDS.items() if tag in tags}
+    fields: dict[str, Any] = {}
+    for tag, field in BY_TAG.items():
+        if tag in tags:
+            fields[field.path] = tags[tag]
+            if field.tagged_if is not None:  # the tag is set only where this field is true
+                fields[field.tagged_if] = True
     hashes = {name: tags[tag] for name, tag in layout.HASH_TAGS.items() if tag in tags}
     return {"schema_version": SCHEMA_VERSION, **_nest(fields), "hashes": hashes}
 

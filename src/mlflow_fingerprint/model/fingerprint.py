@@ -15,67 +15,29 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import FingerprintError
-
-SCHEMA_VERSION = 1
-
-# Order matters: it is the order of the JSON record and of the text summary.
-SECTIONS: tuple[str, ...] = (
-    "gpu",
-    "cuda",
-    "torch",
-    "numerics",
-    "determinism",
-    "seeds",
-    "data",
-    "python",
-    "platform",
-    "packages",
-    "git",
-    "program",
-    "distributed",
-    "tensorflow",
-    "keras",
+from .record import (
+    SCHEMA_VERSION,
+    SECTIONS,
+    freeze,
+    get_path,
+    is_unavailable,
+    thaw,
+    unavailable,
 )
+from .schema import migrate
 
-
-def freeze(value: Any) -> Any:
-    """Recursively turn dicts into read-only mappings and lists into tuples."""
-    if isinstance(value, Mapping):
-        return MappingProxyType({str(k): freeze(v) for k, v in value.items()})
-    if isinstance(value, list | tuple):
-        return tuple(freeze(v) for v in value)
-    return value
-
-
-def thaw(value: Any) -> Any:
-    """Inverse of :func:`freeze`: plain dicts and lists, ready for ``json.dumps``."""
-    if isinstance(value, Mapping):
-        return {k: thaw(v) for k, v in value.items()}
-    if isinstance(value, tuple | list):
-        return [thaw(v) for v in value]
-    return value
-
-
-def unavailable(reason: str) -> dict[str, str]:
-    """The one shape a probe uses for anything it could not read."""
-    return {"unavailable": reason}
-
-
-def is_unavailable(value: Any) -> bool:
-    return isinstance(value, Mapping) and set(value) == {"unavailable"}
-
-
-def get_path(record: Mapping[str, Any], dotted: str, default: Any = None) -> Any:
-    """``a.b.0.c`` from nested mappings and sequences; ``default`` where any step is missing."""
-    node: Any = record
-    for part in dotted.split("."):
-        if isinstance(node, Mapping) and part in node:
-            node = node[part]
-        elif isinstance(node, list | tuple) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return default
-    return node
+# What the rest of the package has always imported from here.
+__all__ = [
+    "SCHEMA_VERSION",
+    "SECTIONS",
+    "Fingerprint",
+    "FingerprintError",
+    "freeze",
+    "get_path",
+    "is_unavailable",
+    "thaw",
+    "unavailable",
+]
 
 
 @dataclass(frozen=True)
@@ -119,8 +81,6 @@ class Fingerprint:
     @classmethod
     def from_dict(cls, record: Any) -> Fingerprint:
         """From a parsed record, migrating older schemas; FingerprintError if it is not one."""
-        from .schema import migrate
-
         record = migrate(record)
         sections = {
             k: v

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .fingerprint import get_path
+from .record import get_path
 
 HASH_LENGTH = 16
 

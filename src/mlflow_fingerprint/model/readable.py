@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .fingerprint import get_path, is_unavailable
+from .record import get_path, is_unavailable
 
 Record = Mapping[str, Any]
 
@@ -65,6 +65,35 @@ def value_text(value: Any) -> str:
     if isinstance(value, bool):
         return "on" if value else "off"
     return str(value)
+
+
+def field_text(record: Record, dotted: str) -> str:
+    """A scalar field for a tag: its value in words, ``none`` where the stack has no such thing
+    (no GPU, a CPU build of torch), ``unavailable`` where its section could not be read."""
+    value = get_path(record, dotted)
+    if value is None:
+        section = record.get(dotted.split(".")[0])
+        return "none" if not is_unavailable(section) else "unavailable"
+    return value_text(value)
+
+
+def flag_text(record: Record, dotted: str) -> str:
+    """A switch: ``on`` or ``off``, else what :func:`field_text` says."""
+    value = get_path(record, dotted)
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return field_text(record, dotted)
+
+
+def driver_text(record: Record) -> str:
+    """The NVIDIA driver's version, or ``none`` where no GPU could be read."""
+    return "none" if is_unavailable(record.get("gpu")) else field_text(record, "gpu.driver_version")
+
+
+def git_dirty_text(record: Record) -> str:
+    """``true`` or ``false``: whether the working tree had uncommitted changes."""
+    dirty = get_path(record, "git.dirty")
+    return str(dirty).lower() if isinstance(dirty, bool) else field_text(record, "git.dirty")
 
 
 def gpu_text(record: Record) -> str:

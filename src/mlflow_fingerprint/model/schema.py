@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .fingerprint import SCHEMA_VERSION, SECTIONS, FingerprintError, unavailable
+from ..errors import FingerprintError
+from .record import SCHEMA_VERSION, SECTIONS, unavailable
 
 # version -> function that turns a record of that version into one of version + 1.
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}

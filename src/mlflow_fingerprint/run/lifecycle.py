@@ -22,7 +22,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import layout
 from ..capture import RunInfo, capture
@@ -45,6 +45,9 @@ from .start import attach, start_event, start_timeout
 from .started import FirstUse, Started, started_now
 from .stop import StoppingSink
 
+if TYPE_CHECKING:
+    from ..tracking.client import NestingHook
+
 CAPTURE_JOIN_S = 15.0
 
 
@@ -58,7 +61,9 @@ class _Recording:
     secrets: set[str]
     joined: bool  # logging into a run the user opened: its tags and end are the user's
     start_fp: Fingerprint
-    attached: bool = False  # on this thread's fluent stack: mlflow.log_* inside train() land here
+    # on this thread's fluent stack (mlflow.log_* inside train() land here), with the hook that
+    # nests a plain mlflow.start_run() under it; taken off when the run ends
+    attached: NestingHook | None = None
 
 
 @dataclass
@@ -341,10 +346,10 @@ class FingerprintRun:
             if job is not None and job.follower_writer is not None:
                 job.follower_writer.close(self.options.flush_timeout_s)
             if rec is not None:
-                if rec.attached and rec.writer.run_id:
+                if rec.attached is not None:
                     from ..tracking.client import fluent_detach
 
-                    fluent_detach(rec.writer.run_id)
+                    fluent_detach(rec.attached)
                 rec.writer.close(self.options.flush_timeout_s)
                 if not rec.joined:
                     announce(rec.writer, self.options)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import random
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import layout
 from ..errors import warn
@@ -20,6 +20,9 @@ from ..tracking.events import CreateRun, JoinRun
 from . import current, publish
 from .options import Options
 from .provider_pause import pause_provider
+
+if TYPE_CHECKING:
+    from ..tracking.client import NestingHook
 
 REMOTE_START_TIMEOUT_S = 5.0
 LOCAL_START_TIMEOUT_S = 120.0
@@ -103,11 +106,12 @@ def start_timeout(configured: float | None, uri: str) -> float:
     return REMOTE_START_TIMEOUT_S if is_remote(uri) else LOCAL_START_TIMEOUT_S
 
 
-def attach(mlflow: Any, run: Any, uri: str) -> bool:
+def attach(mlflow: Any, run: Any, uri: str) -> NestingHook | None:
     """Put the run on this thread's fluent stack, so the user's ``mlflow.log_*`` calls in
     train() land in it: only where MLflow's fluent API talks to the run's store. With
     ``tracking_uri=`` naming another store, those calls would go to the process's tracking
-    URI instead (where this run does not exist), so the run is not attached and we say so."""
+    URI instead (where this run does not exist), so the run is not attached and we say so.
+    Returns what ``fluent_detach`` takes off at the end (None: not attached)."""
     from ..tracking.client import fluent_attach
 
     if mlflow.get_tracking_uri() != uri:
@@ -116,7 +120,7 @@ def attach(mlflow: Any, run: Any, uri: str) -> bool:
             f"tracking URI {strip_url_credentials(mlflow.get_tracking_uri())}: mlflow.log_* calls "
             "in train() do not go to it (mlflow_fingerprint.log_metrics and run.log_metrics do)"
         )
-        return False
+        return None
     return fluent_attach(run)
 
 

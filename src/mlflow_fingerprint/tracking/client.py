@@ -24,6 +24,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import mlflow
@@ -328,67 +329,100 @@ def chunks(items: Sequence[T], size: int) -> Iterable[Sequence[T]]:
         yield items[start : start + size]
 
 
-def fluent_attach(run: Any) -> bool:
+def fluent_attach(run: Any) -> NestingHook | None:
     """Make ``run`` this thread's active fluent run, as ``mlflow.start_run`` would, so the user's
     own ``mlflow.log_*`` calls inside train() land in it. Done without a network call (the run was
-    created by the uploader); False where this MLflow keeps its run stack elsewhere.
+    created by the uploader). Returns the hook that :func:`fluent_detach` takes off again; None
+    where this MLflow keeps its run stack elsewhere.
 
-    A plain ``mlflow.start_run()`` inside train() then opens a child run nested under it (see
-    :func:`_nesting_start_run`), as the same code does under any outer ``start_run``."""
+    While it is attached, a plain ``mlflow.start_run()`` inside train() opens a child run nested
+    under it (:class:`NestingHook`), as the same code does under any outer ``start_run``."""
     stack = _this_thread_stack()
     if stack is None:
-        return False
-    _install_nesting()
-    _ATTACHED.add(run.info.run_id)
+        return None
+    hook = NestingHook.install(run.info.run_id)
     stack.append(mlflow.ActiveRun(run))
-    return True
+    return hook
 
 
-# Runs this package put on a fluent stack (fluent_attach), until fluent_detach takes them off.
-_ATTACHED: set[str] = set()
-_START_RUN: list[Callable[..., Any]] = []  # MLflow's own start_run, once replaced
 _NESTED_POSITION = 3  # start_run(run_id, experiment_id, run_name, nested, ...)
+_SWAP = threading.Lock()  # one install or removal of a hook at a time
 
 
-def _nesting_start_run(*args: Any, **kwargs: Any) -> Any:
-    """``mlflow.start_run`` as MLflow defines it, except that a new run started (no ``run_id``)
-    while the top of this thread's stack is a decorator's run is nested under it: undecorated,
-    the same ``with mlflow.start_run():`` works, and a decorator must not break it. Anything
-    else (another active run, an explicit ``nested=``/``run_id``) is MLflow's own behaviour.
-    The child goes into its parent's experiment unless one is named."""
-    stack = _this_thread_stack()
-    resumes = kwargs.get("run_id") is not None or (args and args[0] is not None)
-    explicit = "nested" in kwargs or len(args) > _NESTED_POSITION
-    if stack and not resumes and not explicit and stack[-1].info.run_id in _ATTACHED:
-        kwargs["nested"] = True
-        if len(args) < 2 and kwargs.get("experiment_id") is None:  # a child shows under its parent
-            kwargs["experiment_id"] = stack[-1].info.experiment_id
-    return _START_RUN[0](*args, **kwargs)
+@dataclass(eq=False)
+class NestingHook:
+    """``mlflow.start_run`` for as long as one decorated run is attached: a new run started (no
+    ``run_id``) while that run tops this thread's stack is nested under it; undecorated, the same
+    ``with mlflow.start_run():`` works, and a decorator must not break it. Anything else (another
+    active run, an explicit ``nested=``/``run_id``) goes to the function it replaced: MLflow's
+    own, or the hook of another decorated run still attached (in another thread, or outside this
+    one). The child goes into its parent's experiment unless one is named.
+
+    Scoped and reversible: :meth:`remove` puts back the function it replaced as soon as the run
+    is detached, so MLflow's own ``start_run`` is back once no decorated run is attached. A hook
+    removed while a later one still sits above it (runs ended out of order, in two threads) only
+    stops acting; the later one's removal then skips it. The hook keeps its run id itself: no
+    list of runs or of replaced functions lives in this module."""
+
+    run_id: str
+    replaced: Callable[..., Any]
+    active: bool = True
+    function: Callable[..., Any] | None = None
+
+    @classmethod
+    def install(cls, run_id: str) -> NestingHook:
+        from mlflow.tracking import fluent
+
+        with _SWAP:
+            hook = cls(run_id, fluent.start_run)
+
+            def start_run(*args: Any, **kwargs: Any) -> Any:
+                return hook(*args, **kwargs)
+
+            functools.update_wrapper(start_run, hook.replaced)
+            start_run.__mfp_hook__ = hook  # type: ignore[attr-defined]
+            hook.function = start_run
+            fluent.start_run = mlflow.start_run = start_run
+        return hook
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        stack = _this_thread_stack()
+        resumes = kwargs.get("run_id") is not None or (args and args[0] is not None)
+        explicit = "nested" in kwargs or len(args) > _NESTED_POSITION
+        ours = self.active and stack and stack[-1].info.run_id == self.run_id
+        if ours and not resumes and not explicit:
+            kwargs["nested"] = True
+            if len(args) < 2 and kwargs.get("experiment_id") is None:  # shows under its parent
+                kwargs["experiment_id"] = stack[-1].info.experiment_id
+        return self.replaced(*args, **kwargs)
+
+    def remove(self) -> None:
+        """Stop acting; where this hook is the current ``mlflow.start_run``, put back the
+        function it replaced (past any hook below that was removed already)."""
+        from mlflow.tracking import fluent
+
+        with _SWAP:
+            self.active = False
+            if fluent.start_run is not self.function:
+                return
+            replaced = self.replaced
+            while (
+                below := getattr(replaced, "__mfp_hook__", None)
+            ) is not None and not below.active:
+                replaced = below.replaced
+            fluent.start_run = mlflow.start_run = replaced
 
 
-def _install_nesting() -> None:
-    """Put :func:`_nesting_start_run` in place of ``mlflow.start_run`` (once per process)."""
+def fluent_detach(hook: NestingHook) -> None:
+    """Take the hook's run off this thread's fluent stack without ``end_run`` (which would set the
+    status over the network on the training thread: the uploader does that), leave it as
+    ``mlflow.last_active_run()``, as ``end_run`` would, and remove the hook."""
     from mlflow.tracking import fluent
 
-    with _filter_installed:
-        if _START_RUN:
-            return
-        _START_RUN.append(fluent.start_run)
-        functools.update_wrapper(_nesting_start_run, fluent.start_run)
-        fluent.start_run = _nesting_start_run
-        mlflow.start_run = _nesting_start_run
-
-
-def fluent_detach(run_id: str) -> None:
-    """Take our run off this thread's fluent stack without ``end_run`` (which would set the status
-    over the network on the training thread: the uploader does that), and leave it as
-    ``mlflow.last_active_run()``, as ``end_run`` would."""
-    from mlflow.tracking import fluent
-
+    hook.remove()
     stack = _this_thread_stack()
-    _ATTACHED.discard(run_id)
-    if stack and stack[-1].info.run_id == run_id:
+    if stack and stack[-1].info.run_id == hook.run_id:
         stack.pop()
     last = getattr(fluent, "_last_active_run_id", None)
     if hasattr(last, "set"):
-        last.set(run_id)
+        last.set(hook.run_id)

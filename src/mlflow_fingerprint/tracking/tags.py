@@ -12,15 +12,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import layout
-from ..model.fingerprint import Fingerprint, get_path, is_unavailable
-from ..model.readable import (
-    deterministic_text,
-    gpu_text,
-    loaders_value,
-    seed_text,
-    tf32_text,
-    value_text,
-)
+from ..model.declarations import TAGGED
+from ..model.fingerprint import Fingerprint, get_path
+from ..model.readable import loaders_value
 from ..redact import RedactionTimeout, redact_text
 from ..settings import settings
 from . import events
@@ -34,60 +28,18 @@ DIFF_READ_S = 60.0  # git writing the whole diff, off the caller's thread
 Record = Mapping[str, Any]
 
 
-def _field(record: Record, dotted: str) -> str:
-    """A scalar field for a tag; ``none`` where the stack has no such thing (no GPU, CPU build)."""
-    value = get_path(record, dotted)
-    if value is None:
-        section = record.get(dotted.split(".")[0])
-        return "none" if not is_unavailable(section) else "unavailable"
-    return value_text(value)
-
-
-def _driver(record: Record) -> str:
-    return "none" if is_unavailable(record.get("gpu")) else _field(record, "gpu.driver_version")
-
-
-def _git_dirty(record: Record) -> str:
-    dirty = get_path(record, "git.dirty")
-    return str(dirty).lower() if isinstance(dirty, bool) else _field(record, "git.dirty")
-
-
 def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def fingerprint_tags(fp: Fingerprint | Record, secrets: set[str]) -> dict[str, str]:
-    """The UI tags of DESIGN.md ("MLflow layout of a run") for one fingerprint."""
+    """The UI tags of DESIGN.md ("MLflow layout of a run") for one fingerprint: its hashes, its
+    schema, and each tagged field of ``model/declarations.py`` in its readable words."""
     record = fp.to_dict() if isinstance(fp, Fingerprint) else fp
     hashes = record.get("hashes") or {}
     tags = {tag: hashes.get(name, "unavailable") for name, tag in layout.HASH_TAGS.items()}
-    tags |= {
-        layout.TAG_GPU: gpu_text(record),
-        layout.TAG_DRIVER: _driver(record),
-        layout.TAG_CUDA: _field(record, "cuda.torch_built_with"),
-        layout.TAG_CUDNN: _field(record, "cuda.cudnn_version"),
-        layout.TAG_DEVICE: _field(record, "cuda.computed_on"),
-        layout.TAG_TORCH: _field(record, "torch.version"),
-        layout.TAG_TF32: tf32_text(record),
-        layout.TAG_DETERMINISTIC: deterministic_text(record),
-        layout.TAG_SEED: seed_text(record),
-        layout.TAG_NUM_WORKERS: loaders_value(record, "num_workers"),
-        layout.TAG_BATCH_SIZE: loaders_value(record, "batch_size"),
-        layout.TAG_GIT_COMMIT: _field(record, "git.commit"),
-        layout.TAG_GIT_DIRTY: _git_dirty(record),
-        layout.TAG_SCHEMA: str(record.get("schema_version", "unavailable")),
-        layout.TAG_STAGE: str(get_path(record, "data.captured_at_stage") or "capture"),
-    }
-    if get_path(record, "tensorflow.imported") is True:
-        op_determinism = get_path(record, "tensorflow.op_determinism")
-        tags |= {
-            layout.TAG_TENSORFLOW: _field(record, "tensorflow.version"),
-            layout.TAG_TF_OP_DETERMINISM: (
-                ("on" if op_determinism else "off")
-                if isinstance(op_determinism, bool)
-                else _field(record, "tensorflow.op_determinism")
-            ),
-        }
+    tags |= {f.tag: f.read(record) for f in TAGGED if f.tag and f.tagged(record)}
+    tags[layout.TAG_SCHEMA] = str(record.get("schema_version", "unavailable"))
     return safe_tags(tags, secrets)
 
 

@@ -28,6 +28,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,38 +56,71 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+@dataclass(eq=False)
+class Signals:
+    """How the writer's threads wake each other: the caller's, the spool thread and the uploader."""
+
+    spool_wake: threading.Event = field(default_factory=threading.Event)  # something is queued
+    wake: threading.Event = field(default_factory=threading.Event)  # the uploader's
+    started: threading.Event = field(default_factory=threading.Event)  # run id known, or offline
+    closing: threading.Event = field(default_factory=threading.Event)  # close() or discard() began
+    passes: threading.Condition = field(default_factory=threading.Condition)  # after each pass
+
+
+@dataclass(eq=False)
+class RunState:
+    """One run as its writer knows it: the MLflow run once created or joined, what the last
+    upload pass found (written by the uploader thread under ``Signals.passes``), the warnings
+    already given, and the handshake over who releases the spool (under ``RunWriter``'s release
+    lock): ``close()`` and the uploader thread each say when they are done, the later one
+    releases."""
+
+    run_id: str | None = None
+    run: Any = None  # the Run object, when the uploader created it
+    pass_count: int = 0
+    last_error: str | None = None
+    stuck: bool = False  # the last pass stopped for this spool's sake, not the store's
+    unauthorized: bool = False  # the last pass was refused for its credentials (401/403)
+    busy_since: float | None = None  # the store has answered "locked" since then
+    warned: set[str] = field(default_factory=set)
+    bad_keys: set[str] = field(default_factory=set)
+    closed: bool = False
+    released: bool = False
+    uploader_done: bool = False
+
+
 class RunWriter:
-    """One run's pipeline from the training thread to the spool to MLflow."""
+    """One run's pipeline from the training thread to the spool to MLflow. Its state is a
+    ``RunState``; the threads coordinate through ``Signals``. The queue and the spool thread's
+    wake-up stay attributes of their own: ``log_metrics`` touches nothing else."""
 
     def __init__(self, spool: Spool, uri: str) -> None:
         from .credentials import for_mlflow
 
         self.spool = spool
         self.uri = for_mlflow(uri)  # on the caller's thread: the one write to the environment
-        self.run_id: str | None = None
-        self.run: Any = None  # the Run object, when the uploader created it
+        self.state = RunState()
+        self.signals = Signals()
         self._queue: deque[Any] = deque()
+        self._spool_wake = self.signals.spool_wake  # the caller's hot path
         self._disk = threading.Lock()
-        self._wake = threading.Event()  # the uploader's
-        self._spool_wake = threading.Event()  # the spool thread's: something is queued
-        self._started = threading.Event()
-        self._closing = threading.Event()
-        self._passes = threading.Condition()
-        self._pass_count = 0
-        self._last_error: str | None = None
-        self._stuck = False  # the last pass stopped for this spool's sake, not the store's
-        self._unauthorized = False  # the last pass was refused for its credentials (401/403)
-        self._busy_since: float | None = None  # the store has answered "locked" since then
-        self._warned: set[str] = set()
-        self._bad_keys: set[str] = set()
         self._release_lock = threading.Lock()
-        self._closed = self._released = self._uploader_done = False
         self._pid = os.getpid()  # a forked child sees another: it has none of our threads
         self._lock = spool.locked()
         if not self._lock.__enter__():
             raise RuntimeError(f"spool {spool.path} is already being written")
         self._spooler = threading.Thread(target=self._spool_loop, name="mfp-spool", daemon=True)
         self._uploader = threading.Thread(target=self._upload_loop, name="mfp-upload", daemon=True)
+
+    @property
+    def run_id(self) -> str | None:
+        """The MLflow run's id, once the uploader has created or joined it."""
+        return self.state.run_id
+
+    @property
+    def run(self) -> Any:
+        """The MLflow ``Run``, when the uploader created it."""
+        return self.state.run
 
     def start(self) -> RunWriter:
         from . import client as mlflow_io
@@ -143,18 +177,18 @@ class RunWriter:
 
     def wait_started(self, timeout_s: float) -> bool:
         """Wait until the uploader knows the run id or has found the store unreachable."""
-        self._started.wait(timeout_s)
-        return self.run_id is not None
+        self.signals.started.wait(timeout_s)
+        return self.state.run_id is not None
 
     @property
     def stuck(self) -> str | None:
         """Why this run cannot be uploaded whatever the store does (its start refused), if so."""
-        return self._last_error if self._stuck else None
+        return self.state.last_error if self.state.stuck else None
 
     def _stop_threads(self) -> None:
         """Tell the spool and upload threads to end, wait briefly for them, forget this writer."""
-        self._closing.set()
-        self._wake.set()
+        self.signals.closing.set()
+        self.signals.wake.set()
         self._spool_wake.set()
         self._spooler.join(timeout=5.0)
         self._uploader.join(timeout=1.0)
@@ -165,7 +199,7 @@ class RunWriter:
         whose spool holds nothing but its start (the caller raises instead of training)."""
         self._stop_threads()
         with self._release_lock:
-            self._closed = self._released = True
+            self.state.closed = self.state.released = True
             self.spool.remove()
             self._lock.__exit__(None, None, None)
 
@@ -175,15 +209,16 @@ class RunWriter:
         self.drain()
         size = self.spool.size()
         deadline = time.monotonic() + timeout_s
-        with self._passes:
-            first_pass = self._pass_count + 1
-            self._wake.set()
+        state, passes = self.state, self.signals.passes
+        with passes:
+            first_pass = state.pass_count + 1
+            self.signals.wake.set()
             while self.spool.acked().offset < size:
                 remaining = deadline - time.monotonic()
-                failed = self._last_error and self._busy_since is None  # busy: it is retried
-                if remaining <= 0 or (self._pass_count >= first_pass and failed):
+                failed = state.last_error and state.busy_since is None  # busy: it is retried
+                if remaining <= 0 or (state.pass_count >= first_pass and failed):
                     return False
-                self._passes.wait(min(remaining, 0.5))
+                passes.wait(min(remaining, 0.5))
         return True
 
     def close(self, timeout_s: float = CLOSE_TIMEOUT_S) -> bool:
@@ -192,15 +227,16 @@ class RunWriter:
 
         An uploader still inside an MLflow call (a hung server) keeps the spool locked until
         that call returns, so ``fingerprint sync`` cannot work on the same records meanwhile."""
-        if self._closing.is_set():
+        if self.signals.closing.is_set():
             return False
         done = self.flush(timeout_s)
         self._stop_threads()
-        if self.run_id is not None and _BY_RUN_ID.get(self.run_id) is self:
-            del _BY_RUN_ID[self.run_id]
+        run_id = self.state.run_id
+        if run_id is not None and _BY_RUN_ID.get(run_id) is self:
+            del _BY_RUN_ID[run_id]
         with self._release_lock:
-            self._closed = True
-            if self._uploader_done:
+            self.state.closed = True
+            if self.state.uploader_done:
                 self._release()
         if not done:
             self.warn_offline()
@@ -208,9 +244,9 @@ class RunWriter:
 
     def _release(self) -> None:
         """Unlock the spool (once), deleting it first if MLflow has stored all of it."""
-        if self._released:
+        if self.state.released:
             return
-        self._released = True
+        self.state.released = True
         if self.spool.settled():
             self.spool.remove()
         self._lock.__exit__(None, None, None)
@@ -218,19 +254,19 @@ class RunWriter:
     # -- warnings ----------------------------------------------------------------------------
 
     def warn_once(self, kind: str, message: str) -> None:
-        if kind in self._warned:
+        if kind in self.state.warned:
             return
-        self._warned.add(kind)
+        self.state.warned.add(kind)
         warn(f"mlflow-fingerprint: {message}")
 
     def warn_offline(self) -> None:
         self.warn_once("offline", self._offline_message())
 
     def _offline_message(self) -> str:
-        reason = self._last_error or "no answer in time"
+        reason = self.state.last_error or "no answer in time"
         uri = strip_url_credentials(self.uri)
-        state = "refuses the credentials" if self._unauthorized else "is not answering"
-        if self._stuck:
+        state = "refuses the credentials" if self.state.unauthorized else "is not answering"
+        if self.state.stuck:
             return (
                 f"this run cannot be uploaded to {uri}: {reason}; its fingerprint and metrics "
                 f"are kept in {self.spool.path}, for `fingerprint sync` once that is fixed."
@@ -264,8 +300,8 @@ class RunWriter:
                     key, value, step, ts = item
                     if valid_key(key):
                         lines.append(encode(Metric(key, value, step, ts)))
-                    elif key not in self._bad_keys:
-                        self._bad_keys.add(key)
+                    elif key not in self.state.bad_keys:
+                        self.state.bad_keys.add(key)
                         self.warn_once(
                             f"key:{key}",
                             f"metric name {key!r} is not valid in "
@@ -290,7 +326,7 @@ class RunWriter:
                     f"the spool's disk refused a write ({self.spool.full}); values are kept in "
                     "memory and uploaded directly, but are lost if this process dies first",
                 )
-            self._wake.set()
+            self.signals.wake.set()
             return True
 
     def _write_artifact(self, file: str, data: Callable[[], bytes]) -> str:
@@ -307,7 +343,7 @@ class RunWriter:
         while True:
             self._spool_wake.wait()
             self._spool_wake.clear()  # before draining: a value queued after this wakes us again
-            closing = self._closing.wait(INTERVAL_S)
+            closing = self.signals.closing.wait(INTERVAL_S)
             try:
                 self.drain()
             except OSError as exc:  # disk full, spool removed: say so once, keep training
@@ -318,9 +354,9 @@ class RunWriter:
     # -- uploader thread ---------------------------------------------------------------------
 
     def _on_start(self, run_id: str, run: Any) -> None:
-        self.run_id, self.run = run_id, run
+        self.state.run_id, self.state.run = run_id, run
         _BY_RUN_ID[run_id] = self
-        self._started.set()
+        self.signals.started.set()
 
     def _upload_pass(self) -> str | None:
         """One replay of everything new; the reason it stopped short, if it did."""
@@ -330,7 +366,11 @@ class RunWriter:
         if not reachable(self.uri):
             return "connection failed"
         outcome = replay(
-            self.spool, self.uri, search=False, stop=self._closing.is_set, on_start=self._on_start
+            self.spool,
+            self.uri,
+            search=False,
+            stop=self.signals.closing.is_set,
+            on_start=self._on_start,
         )
         for refusal in outcome.rejected:
             self.warn_once(
@@ -338,51 +378,53 @@ class RunWriter:
                 f"the tracking store refused {refusal}; kept with the reason in "
                 f"{self.spool.path} (`fingerprint sync` shows it)",
             )
-        self._stuck = outcome.stuck is not None
-        self._unauthorized = outcome.unauthorized
+        state = self.state
+        state.stuck = outcome.stuck is not None
+        state.unauthorized = outcome.unauthorized
         if not outcome.busy:
-            self._busy_since = None
-        elif self._busy_since is None:
-            self._busy_since = time.monotonic()
+            state.busy_since = None
+        elif state.busy_since is None:
+            state.busy_since = time.monotonic()
         return outcome.error or outcome.stuck
 
     def _upload_loop(self) -> None:
         from .client import abandon_on
 
         try:
-            with abandon_on(self._closing):
+            with abandon_on(self.signals.closing):
                 self._upload_until_closed()
         finally:
             with self._release_lock:
-                self._uploader_done = True
-                if self._closed:  # close() gave up waiting for us: the spool is ours to release
+                self.state.uploader_done = True
+                if self.state.closed:  # close() gave up waiting for us: the spool is ours now
                     self._release()
 
     def _upload_until_closed(self) -> None:
+        signals, state = self.signals, self.state
         wait: float | None = 0.0
         while True:
-            self._wake.wait(wait)
-            self._wake.clear()
-            if self._closing.is_set():
+            signals.wake.wait(wait)
+            signals.wake.clear()
+            if signals.closing.is_set():
                 return
             try:
                 error = self._upload_pass()
             except Exception as exc:  # e.g. the spool removed under a call that outlived close()
-                if self._closing.is_set():
+                if signals.closing.is_set():
                     return
                 error = f"{type(exc).__name__}: {exc}"
-            with self._passes:
-                self._last_error = error
-                self._pass_count += 1
-                self._passes.notify_all()
-            if error and self._busy_since is not None:  # locked by a sweep's other processes
-                busy_for = time.monotonic() - self._busy_since
+            with signals.passes:
+                state.last_error = error
+                state.pass_count += 1
+                signals.passes.notify_all()
+            if error and state.busy_since is not None:  # locked by a sweep's other processes
+                busy_for = time.monotonic() - state.busy_since
                 if busy_for < BUSY_PATIENCE_S:
                     wait = random.uniform(*BUSY_RETRY_S)
                     continue
             if error:
-                self._started.set()  # the caller stops waiting for a run id: we are offline
-                if not (self._stuck and self.run_id is None):  # the caller raises for that one
+                signals.started.set()  # the caller stops waiting for a run id: we are offline
+                if not (state.stuck and state.run_id is None):  # the caller raises for that one
                     self.warn_offline()
             wait = RETRY_S if error else None
 

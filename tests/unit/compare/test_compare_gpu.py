@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mlflow_fingerprint import diff
-from support.records import edit, gpu_record, log_run, new_store, seeded
+from support.records import cpu_record, edit, gpu_record, log_run, new_store, seeded
 
 TF32_ON = {
     "numerics.fp32_precision.cuda_matmul": "tf32",
@@ -173,3 +173,29 @@ def test_a_power_capped_gpu_is_a_none_difference_that_changes_the_env_hash():
     old = seeded(gpu_record("h100"), 0)
     found = {d.field: d.effect for d in diff(old, full).differences}
     assert found == {"gpu.devices.0.power_limit_w": "none"}
+
+
+def test_a_blas_library_switch_is_numerics_on_a_gpu_run_and_nothing_on_the_cpu():
+    """torch's preferred BLAS library picks the GEMM kernels of every CUDA matmul: between two
+    GPU runs a switch from cuBLAS to cuBLASLt is a numerics cause (pytorch/torchtitan#2474); where
+    both runs computed on the CPU it changes nothing."""
+    gpu = edit(seeded(gpu_record("h100"), 0), **{"numerics.blas_library": "cublas"})
+    report = diff(gpu, edit(gpu, **{"numerics.blas_library": "cublaslt"}))
+    (only,) = report.effective_differences
+    assert (only.field, only.a, only.b, only.effect) == (
+        "numerics.blas_library",
+        "cublas",
+        "cublaslt",
+        "numerics",
+    )
+    assert "GEMM kernels" in only.explanation
+    assert only.source.startswith("https://github.com/pytorch/torchtitan/issues/2474; ")
+    assert only.source.endswith(
+        "determinism.md: Preferred BLAS library (`torch.backends.cuda.preferred_blas_library`, "
+        "TORCH_BLAS_PREFER_CUBLASLT)"
+    )
+    cpu = edit(seeded(cpu_record(), 0), **{"numerics.blas_library": "cublas"})
+    on_cpu = diff(cpu, edit(cpu, **{"numerics.blas_library": "cublaslt"}))
+    assert on_cpu.effective_differences == ()
+    (hidden,) = on_cpu.differences
+    assert (hidden.field, hidden.effect) == ("numerics.blas_library", "none")

@@ -15,12 +15,8 @@ import torch
 from mlflow.tracking import MlflowClient
 
 import mlflow_fingerprint as mfp
-from mlflow_fingerprint.errors import FingerprintWarning
-from mlflow_fingerprint.tracking.events import JoinRun
-from mlflow_fingerprint.tracking.spool import Spool
-from mlflow_fingerprint.tracking.uploader import RunWriter
 from mlflow_fingerprint.tracking.values import STEP_MAX, STEP_MIN, storable
-from support.stored import metric_pairs
+from support.writer_values import check_stored, log_mixed, open_writer, ours
 
 
 @pytest.mark.parametrize(
@@ -77,41 +73,6 @@ def test_bad_keys_and_values_are_refused_one_by_one() -> None:
     assert [r.kind for r in storable([("a", 1.0)], None).refused] == ["metrics"]
 
 
-def open_writer(uri: str, root: Path) -> tuple[RunWriter, str]:
-    client = MlflowClient(uri)
-    run = client.create_run(client.create_experiment("values"))
-    writer = RunWriter(Spool.create(root), uri).start()
-    writer.record(JoinRun(run.info.run_id))
-    return writer, run.info.run_id
-
-
-def log_mixed(log: Any) -> None:
-    """Valid values around every kind of bad one; each call must return normally."""
-    for step in range(5):
-        log({"loss": step / 10}, step)
-        log({"loss": 9.0}, "epoch-1")
-        log({"loss": 9.0}, 2**64)
-        log({"loss": 9.0}, True)
-        log({"acc": 0.9 + step / 100, 1: 0.1}, torch.tensor(step))
-        log({"x": 10**400, "y": float(step)}, np.int64(step))
-
-
-def ours(caught: list[warnings.WarningMessage]) -> list[str]:
-    return [str(w.message) for w in caught if w.category is FingerprintWarning]
-
-
-def check_stored(uri: str, run_id: str, messages: list[str]) -> None:
-    client = MlflowClient(uri)
-    assert metric_pairs(client, run_id, "loss") == [(s, s / 10) for s in range(5)]
-    assert metric_pairs(client, run_id, "acc") == [(s, 0.9 + s / 100) for s in range(5)]
-    assert metric_pairs(client, run_id, "y") == [(s, float(s)) for s in range(5)]
-    assert set(client.get_run(run_id).data.metrics) - {"val_error"} == {"loss", "acc", "y"}
-    refusals = [m for m in messages if "refused" in m or "not valid" in m]
-    assert len(refusals) == 3, messages  # one per kind: step, key, value
-    outage = ("not answering", "could not be used", "is locked")  # a server's, a file's
-    assert not any(o in m for m in messages for o in outage), messages  # not taken for one
-
-
 def test_writer_refuses_bad_values_and_stores_the_rest(
     sqlite_tracking_uri: str, spool_dir: Path
 ) -> None:
@@ -124,17 +85,6 @@ def test_writer_refuses_bad_values_and_stores_the_rest(
     assert not writer.spool.path.exists()  # all stored: nothing left for sync
 
 
-def test_writer_against_a_real_server(mlflow_server: str, spool_dir: Path) -> None:
-    writer, run_id = open_writer(mlflow_server, spool_dir)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        log_mixed(writer.log_metrics)
-        assert writer.close(60)
-    check_stored(mlflow_server, run_id, ours(caught))
-    assert not writer.spool.path.exists()
-
-
-@pytest.mark.slow
 def test_decorated_run_finishes_with_every_valid_value(
     sqlite_tracking_uri: str, spool_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -6,7 +6,6 @@ import json
 import re
 
 import pytest
-from test_run_wrapper import DESIGN_TAGS
 
 import mlflow_fingerprint as mfp
 from mlflow_fingerprint import layout
@@ -21,6 +20,7 @@ from mlflow_fingerprint.tracking.tags import (
     run_params,
     safe_tags,
 )
+from support.design import DESIGN_TAGS
 
 SECRET = "s3cr3t-value-0123456789"
 

@@ -25,15 +25,20 @@ Adding a subject (say ``program`` for ``program.*`` fields): write ``rules/progr
 to the knowledge base for a claim of our own), give each rule a free ``priority`` (between the
 rules it should follow and precede), and add the module to ``SUBJECTS`` below. Import fails on
 a duplicate pattern or priority, an unknown effect or a malformed citation.
+
+A field declared in ``model/declarations.py`` (a tagged field, or one added that way) gets its rule
+through ``declared_rule``, which takes the effect from the declaration; a ``Source`` that only this
+rule cites may be written in the rule itself.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
 
+from ...model.declarations import BY_PATH
 from ...model.hashing import GROUPS, VOLATILE
 from ...model.vocabulary import EFFECTS
 from ..citations import HASH_GROUP, Source
@@ -52,7 +57,7 @@ from . import (
     seeds,
     tensorflow,
 )
-from .base import Classification, Rule, matches, most_specific, parts
+from .base import Classification, Rule, declared_rule, matches, most_specific, parts
 
 SUBJECTS = (
     program,
@@ -69,11 +74,17 @@ SUBJECTS = (
 )
 
 
-def _collect() -> tuple[Rule, ...]:
-    """Every subject's rules, by priority; a pattern or priority used twice is a bug."""
-    rules = sorted(
-        (rule for subject in SUBJECTS for rule in subject.RULES), key=lambda r: r.priority
-    )
+def _collect(every: Iterable[Rule]) -> tuple[Rule, ...]:
+    """Every subject's rules, by priority; a pattern or priority used twice is a bug, and so is a
+    rule for a declared field (``model/declarations.py``) whose effect is not the declared one."""
+    rules = sorted(every, key=lambda r: r.priority)
+    for rule in rules:
+        field = BY_PATH.get(rule.pattern)
+        if field is not None and rule.effect != field.effect:
+            raise ValueError(
+                f"rule {rule.pattern!r} says {rule.effect!r}; its declaration says "
+                f"{field.effect!r}: write it with declared_rule"
+            )
     for kind, values in (
         ("pattern", Counter(rule.pattern for rule in rules)),
         ("priority", Counter(str(rule.priority) for rule in rules)),
@@ -84,7 +95,7 @@ def _collect() -> tuple[Rule, ...]:
     return tuple(rules)
 
 
-RULES: tuple[Rule, ...] = _collect()
+RULES: tuple[Rule, ...] = _collect(rule for subject in SUBJECTS for rule in subject.RULES)
 # Where a field no rule names ranks: after every rule of its class and prior.
 FALLBACK_PRIORITY = RULES[-1].priority + 10
 
@@ -96,6 +107,7 @@ __all__ = [
     "Rule",
     "Source",
     "classify",
+    "declared_rule",
     "rule_for",
 ]
 

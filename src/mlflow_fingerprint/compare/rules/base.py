@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ...model.declarations import declared
 from ...model.vocabulary import EFFECTS, Effect, check
 from ..citations import Source
 from ..conditions import Condition
@@ -42,6 +43,21 @@ class Rule:
             raise ValueError(f"priority of rule {self.pattern!r} must be an int: {self.priority!r}")
         if not isinstance(self.source, Source):
             raise ValueError(f"source of rule {self.pattern!r} must be a Source")
+
+
+def declared_rule(
+    path: str,
+    explanation: str,
+    source: Source,
+    prior: int = 2,
+    condition: Condition | None = None,
+    *,
+    priority: int,
+) -> Rule:
+    """The rule of a field declared in ``model/declarations.py``: its effect is the declaration's,
+    so it is spelt once; ValueError where ``path`` is not declared."""
+    effect = declared(path).effect
+    return Rule(path, effect, explanation, source, prior, condition, priority=priority)
 
 
 @dataclass(frozen=True)

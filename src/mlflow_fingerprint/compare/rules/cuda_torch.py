@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from .. import citations as cite
 from .. import conditions as cond
-from .base import Rule
+from .base import Rule, declared_rule
 
 RULES: tuple[Rule, ...] = (
-    Rule(
+    declared_rule(
         "cuda.computed_on",
-        "numerics",
         "One run computed on the GPU and the other on the CPU: different kernels sum in different "
         "orders, so the numbers differ from the first step even with identical seeds.",
         cite.CPU_VS_GPU,
@@ -21,9 +20,8 @@ RULES: tuple[Rule, ...] = (
         condition=cond.computed_on,
         priority=370,
     ),
-    Rule(
+    declared_rule(
         "torch.version",
-        "numerics",
         "A different torch release ships different kernels (and sometimes defaults); results are "
         "not guaranteed to match across releases.",
         cite.TORCH,
@@ -38,18 +36,16 @@ RULES: tuple[Rule, ...] = (
         prior=2,
         priority=520,
     ),
-    Rule(
+    declared_rule(
         "cuda.torch_built_with",
-        "numerics",
         "This torch was built against a different CUDA, so different cuBLAS kernels ran.",
         cite.CUBLAS,
         prior=3,
         condition=cond.gpu_only,
         priority=530,
     ),
-    Rule(
+    declared_rule(
         "cuda.cudnn_version",
-        "numerics",
         "cuDNN promises the same bits only within one version.",
         cite.CUDNN_VERSION,
         prior=3,

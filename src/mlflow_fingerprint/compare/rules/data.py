@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .. import citations as cite
 from .. import conditions as cond
-from .base import Rule
+from .base import Rule, declared_rule
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -19,9 +19,8 @@ RULES: tuple[Rule, ...] = (
         prior=3,
         priority=30,
     ),
-    Rule(
+    declared_rule(
         "data.declared.batch_size",
-        "recipe",
         "A different batch size changes the optimisation itself (and which kernels run).",
         cite.BATCH_SIZE,
         prior=3,
@@ -46,9 +45,8 @@ RULES: tuple[Rule, ...] = (
         condition=cond.num_workers,
         priority=110,
     ),
-    Rule(
+    declared_rule(
         "data.declared.num_workers",
-        "randomness",
         "Random numbers drawn inside DataLoader workers (augmentation) come from per-worker "
         "seeds, so a different worker count gives different random draws, unless the dataset "
         "declares draws_random=False.",
@@ -153,9 +151,8 @@ RULES: tuple[Rule, ...] = (
         cite.NOT_ARITHMETIC,
         priority=240,
     ),
-    Rule(
+    declared_rule(
         "data.captured_at_stage",
-        "none",
         "When the data section was read.",
         cite.NOT_ARITHMETIC,
         priority=250,

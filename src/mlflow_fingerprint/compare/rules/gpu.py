@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .. import citations as cite
 from .. import conditions as cond
-from .base import Rule
+from .base import Rule, declared_rule
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -68,9 +68,8 @@ RULES: tuple[Rule, ...] = (
         condition=cond.gpu_model,
         priority=430,
     ),
-    Rule(
+    declared_rule(
         "gpu.driver_version",
-        "numerics",
         "The kernels ship inside the torch wheel, so a driver change rarely changes results.",
         cite.DRIVER,
         prior=1,

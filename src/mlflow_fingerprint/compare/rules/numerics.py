@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .. import citations as cite
 from .. import conditions as cond
-from .base import Rule
+from .base import Rule, declared_rule
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -55,6 +55,19 @@ RULES: tuple[Rule, ...] = (
         prior=3,
         condition=cond.tf32,
         priority=360,
+    ),
+    declared_rule(
+        "numerics.blas_library",
+        "cuBLAS and cuBLASLt pick different GEMM kernels for the same matmul, so the sums are "
+        "reduced in another order (torchtitan's loss baselines moved by about 6e-5).",
+        cite.Source(
+            "https://github.com/pytorch/torchtitan/issues/2474",
+            "Preferred BLAS library (`torch.backends.cuda.preferred_blas_library`, "
+            "TORCH_BLAS_PREFER_CUBLASLT)",
+        ),
+        prior=3,
+        condition=cond.gpu_only,
+        priority=542,
     ),
     Rule(
         "numerics.fp32_precision",

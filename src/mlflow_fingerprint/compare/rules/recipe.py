@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 from .. import citations as cite
-from .base import Rule
+from .base import Rule, declared_rule
 
 RULES: tuple[Rule, ...] = (
-    Rule(
+    declared_rule(
         "git.dirty",
-        "recipe",
         "One run had uncommitted code changes, so the two did not run the same code.",
         cite.CODE,
         prior=3,
         priority=50,
     ),
-    Rule(
+    declared_rule(
         "git.commit",
-        "recipe",
         "The runs used different commits of the code.",
         cite.CODE,
         prior=3,

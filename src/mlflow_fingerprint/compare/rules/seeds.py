@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from .. import citations as cite
 from .. import conditions as cond
-from .base import Rule
+from .base import Rule, declared_rule
 
 RULES: tuple[Rule, ...] = (
-    Rule(
+    declared_rule(
         "seeds.requested",
-        "randomness",
         "A different seed gives different initial weights, data order, augmentation and dropout.",
         cite.SEED,
         prior=3,

@@ -29,7 +29,8 @@ def dirty_repo(tmp_path: Path) -> Path:
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
     shutil.copy(DIGITS, repo / "train.py")
-    git(repo, "add", "train.py")
+    shutil.copy(DIGITS.with_name("digits_data.py"), repo / "digits_data.py")
+    git(repo, "add", "train.py", "digits_data.py")
     git(repo, "commit", "-q", "-m", "digits")
     with (repo / "train.py").open("a") as f:
         f.write("\n# an uncommitted edit\n")
@@ -74,15 +75,15 @@ def recorded_git(store: Path, run_id: str) -> dict:
     return json.loads(Path(path).read_text())["git"]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("round_", [1, 2])
 def test_three_concurrent_trainings_with_workers_all_record_git(
-    tmp_path: Path, round_: int
+    tmp_path: Path, round_: int, mlflow_db_template: Path
 ) -> None:
     repo = dirty_repo(tmp_path)
     stores = [tmp_path / f"run{i}" / "mlflow.db" for i in range(3)]
-    for store in stores:
+    for store in stores:  # copies of the migrated template: no run creates its database
         store.parent.mkdir()
+        shutil.copyfile(mlflow_db_template, store)
     procs = [start(repo, store, f"r{round_}-{i}") for i, store in enumerate(stores)]
     for proc, store in zip(procs, stores, strict=True):
         out, err = proc.communicate(timeout=300)

@@ -8,12 +8,8 @@ import io
 import json
 import re
 
-import pytest
-
 from mlflow_fingerprint.cli.main import main as cli
 from support.records import new_store
-
-pytestmark = pytest.mark.slow
 
 STEPS = ["--epochs", "1", "--max-steps", "5"]
 

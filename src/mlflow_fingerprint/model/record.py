@@ -1,0 +1,73 @@
+"""The plain record every fingerprint is: its schema version, its sections in order, the one
+shape of a field a probe could not read, and reading a field by its dotted path.
+
+Here, below both the ``Fingerprint`` class and the schema that reads records of any version, so
+neither has to import the other to know what a record is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+# Order matters: it is the order of the JSON record and of the text summary.
+SECTIONS: tuple[str, ...] = (
+    "gpu",
+    "cuda",
+    "torch",
+    "numerics",
+    "determinism",
+    "seeds",
+    "data",
+    "python",
+    "platform",
+    "packages",
+    "git",
+    "program",
+    "distributed",
+    "tensorflow",
+    "keras",
+)
+
+
+def freeze(value: Any) -> Any:
+    """Recursively turn dicts into read-only mappings and lists into tuples."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({str(k): freeze(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """Inverse of :func:`freeze`: plain dicts and lists, ready for ``json.dumps``."""
+    if isinstance(value, Mapping):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [thaw(v) for v in value]
+    return value
+
+
+def unavailable(reason: str) -> dict[str, str]:
+    """The one shape a probe uses for anything it could not read."""
+    return {"unavailable": reason}
+
+
+def is_unavailable(value: Any) -> bool:
+    return isinstance(value, Mapping) and set(value) == {"unavailable"}
+
+
+def get_path(record: Mapping[str, Any], dotted: str, default: Any = None) -> Any:
+    """``a.b.0.c`` from nested mappings and sequences; ``default`` where any step is missing."""
+    node: Any = record
+    for part in dotted.split("."):
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list | tuple) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return default
+    return node
