@@ -45,6 +45,7 @@ bench: setup
 	$(PY) benchmarks/bench_logging.py
 	$(PY) benchmarks/bench_diff.py
 	$(PY) benchmarks/bench_find.py
+	$(PY) benchmarks/bench_explain.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build dist src/*.egg-info

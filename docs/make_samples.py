@@ -7,6 +7,10 @@ tests/test_readme.py fails when the two drift apart.
 
     python docs/make_samples.py            # recapture the fingerprints and rewrite the README
     python docs/make_samples.py --check    # exit 1 if the README block is stale
+    python docs/make_samples.py --explain  # train the sweep of tests/support/sweep.py (about
+                                           # 30 s) and put `fingerprint explain`'s transcript in
+                                           # the README (its numbers are this machine's; the
+                                           # sweep's system test checks its words and columns)
 """
 
 from __future__ import annotations
@@ -67,8 +71,42 @@ def readme_block(readme: str) -> str | None:
     return match.group(0) if match else None
 
 
+EXPLAIN_MARK = "explain-sample"
+
+
+def explain_output() -> str:
+    """The sweep trained into a fresh store, and what `fingerprint explain sweep` prints."""
+    import os
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="mfp-sample-") as tmp:
+        uri = f"sqlite:///{Path(tmp) / 'mlflow.db'}"
+        env = {
+            **os.environ,
+            "MLFLOW_TRACKING_URI": uri,
+            "MLFLOW_FINGERPRINT_SPOOL": str(Path(tmp) / "spool"),
+            "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")]),
+        }
+        sweep = [sys.executable, str(ROOT / "tests" / "support" / "sweep.py"), uri]
+        subprocess.run(sweep, env=env, cwd=tmp, check=True, capture_output=True)
+        command = [sys.executable, "-m", "mlflow_fingerprint.cli", "explain", "sweep"]
+        out = subprocess.run(command, env=env, cwd=tmp, capture_output=True, text=True, check=True)
+    return f"$ fingerprint explain sweep\n{out.stdout}"
+
+
+def replace_block(readme: str, mark: str, text: str) -> str:
+    pattern = rf"<!-- {mark}:start -->.*?<!-- {mark}:end -->"
+    if not re.search(pattern, readme, re.S):
+        raise SystemExit(f"README.md has no <!-- {mark}:start/end --> markers")
+    new = f"<!-- {mark}:start -->\n```text\n{text.rstrip()}\n```\n<!-- {mark}:end -->"
+    return re.sub(pattern, lambda _: new, readme, flags=re.S)
+
+
 def main() -> int:
     readme = README.read_text()
+    if "--explain" in sys.argv:
+        README.write_text(replace_block(readme, EXPLAIN_MARK, explain_output()))
+        return 0
     if "--check" in sys.argv:
         return 0 if readme_block(readme) == block(diff_output()) else 1
     capture_pair()

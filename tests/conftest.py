@@ -4,7 +4,8 @@
   set as the tracking URI, with the spool and the working directory inside the test's tmp dir;
 - ``mlflow_server``: the http URI of a real ``mlflow server`` subprocess on 127.0.0.1 (one per
   session: it takes seconds to start); ``mlflow_server_process`` is its controller, for outage
-  tests: ``kill()`` (SIGKILL, an outage), ``start()`` again on the same port, ``restart()``.
+  tests: ``kill()`` (SIGKILL, an outage), ``start()`` again on the same port, ``restart()``;
+- ``cpu_sweep``: a real CPU sweep of 32 decorated runs for ``explain``, trained once per session.
 
 Creating an MLflow database runs its migrations (5-10 s on a small machine), so it is done once
 per session and every store starts as a copy of that template.
@@ -12,17 +13,18 @@ per session and every store starts as a copy of that template.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
 from support.mlflow_team import MlflowServer
+from support.scripts import load_module
 from support.tracking import active_tracking_uri
 from support.trained import TrainedRuns, train_runs
 
@@ -104,14 +106,9 @@ def mlflow_server(
 def load_example(name: str, module_name: str) -> ModuleType:
     """``examples/<name>.py`` imported as ``module_name`` (kept in ``sys.modules``: DataLoader
     workers pickle its classes by module name, and the examples import each other by name)."""
-    path = Path(__file__).resolve().parent.parent / "examples" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_module(
+        Path(__file__).resolve().parent.parent / "examples" / f"{name}.py", module_name
+    )
 
 
 @pytest.fixture(scope="session")
@@ -141,3 +138,20 @@ def restore_environ() -> Iterator[None]:
     yield
     os.environ.clear()
     os.environ.update(saved)
+
+
+@pytest.fixture(scope="session")
+def cpu_sweep(tmp_path_factory: pytest.TempPathFactory, mlflow_db_template: Path) -> Any:
+    """The real CPU sweep of ``support/sweep.py`` (32 runs of a tiny MLP, trained in this
+    process, one decorated call per run), trained once per session into a sqlite store of its
+    own: ``(tracking URI, runs)``. The environment is restored before any test reads it."""
+    from support.sweep import run_sweep
+
+    folder = tmp_path_factory.mktemp("cpu-sweep")
+    uri = f"sqlite:///{fresh_db(mlflow_db_template, folder / 'store')}"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(folder)
+        mp.setenv("MLFLOW_FINGERPRINT_SPOOL", str(folder / "spool"))
+        with active_tracking_uri(uri, mp):
+            runs = run_sweep(uri)
+    return uri, runs

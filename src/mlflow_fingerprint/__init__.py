@@ -14,40 +14,56 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type che
 if TYPE_CHECKING:
     from .capture import RunInfo, capture
     from .compare import Report, diff
+    from .compare.explain import Explanation, explain
     from .errors import FingerprintError
     from .model.fingerprint import Fingerprint
+    from .prove import BisectResult, DryRun, RerunResult, bisect, rerun
     from .run import dataloader_generator, fingerprinted, log_metrics, seed_everything, seed_worker
     from .run.watch import watch
     from .version import __version__
 
 # public name -> the submodule that defines it
 _SOURCES = {
+    "BisectResult": ".prove",
+    "DryRun": ".prove",
     "Fingerprint": ".model.fingerprint",
     "FingerprintError": ".errors",
+    "Explanation": ".compare.explain",
     "Report": ".compare",
+    "RerunResult": ".prove",
     "RunInfo": ".capture",
     "__version__": ".version",
+    "bisect": ".prove",
     "capture": ".capture",
     "dataloader_generator": ".run",
     "diff": ".compare",
+    "explain": ".compare.explain",
     "fingerprinted": ".run",
     "log_metrics": ".run",
+    "rerun": ".prove",
     "seed_everything": ".run",
     "seed_worker": ".run",
     "watch": ".run.watch",
 }
 
 __all__ = [
+    "BisectResult",
+    "DryRun",
+    "Explanation",
     "Fingerprint",
     "FingerprintError",
     "Report",
+    "RerunResult",
     "RunInfo",
     "__version__",
+    "bisect",
     "capture",
     "dataloader_generator",
     "diff",
+    "explain",
     "fingerprinted",
     "log_metrics",
+    "rerun",
     "seed_everything",
     "seed_worker",
     "watch",

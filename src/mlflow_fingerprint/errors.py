@@ -7,6 +7,8 @@ The hierarchy, and what a caller does with each::
         │                         the message is one line for a user (the CLI prints it, exit 2)
         ├── ResolveError          a reference that leads to no fingerprint: unknown run, run
         │                         without a record, unreadable file, unreachable store
+        ├── ExplainError          an experiment ``explain`` cannot analyse: unknown experiment or
+        │                         metric, fewer than 3 runs with it, a bad --at or --filter
         ├── ReplayError           an NVML recording that cannot be replayed
         └── BadOverride           a bad MLFLOW_FINGERPRINT_APPLY / _STOP_AFTER value or a bad
                                   ``--set FIELD=VALUE``: one line naming the variable and field
@@ -21,8 +23,11 @@ The hierarchy, and what a caller does with each::
     │   └── Busy                  a sqlite file another process is writing: retry within seconds
     └── Rejected                  the store answered and refused: retrying cannot help
     BaseException
-    └── TrainingStopped           MLFLOW_FINGERPRINT_STOP_AFTER was reached: unwinds train() past
-                                  a user's ``except Exception``; the run ends FINISHED
+    ├── TrainingStopped           MLFLOW_FINGERPRINT_STOP_AFTER was reached: unwinds train() past
+    │                             a user's ``except Exception``; the run ends FINISHED
+    └── KeyboardInterrupt
+        └── Terminated            SIGTERM or SIGHUP reached a rerun or a bisect: unwinds it as
+                                  Ctrl-C does (its training ended, its worktree removed)
     UserWarning
     ├── FingerprintWarning        something the user should hear once (server unreachable,
     │                             a value refused); training goes on
@@ -48,6 +53,11 @@ class ResolveError(FingerprintError):
     catches bad input from ``capture``, ``Fingerprint.load`` and ``diff`` alike."""
 
 
+class ExplainError(FingerprintError):
+    """An experiment ``explain`` cannot analyse (an unknown metric, fewer than three runs with
+    it, a bad ``--at`` or ``--filter``); the message is one line meant for a user."""
+
+
 class ReplayError(FingerprintError):
     """An NVML recording that cannot be replayed; the message is one line meant for a user."""
 
@@ -67,6 +77,19 @@ class TrainingStopped(BaseException):
     def __init__(self, step: int) -> None:
         super().__init__(f"stopped after step {step} (MLFLOW_FINGERPRINT_STOP_AFTER)")
         self.step = step
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (or SIGHUP) reached a rerun or a bisect. A KeyboardInterrupt, so it unwinds the
+    same way Ctrl-C does: the training's process group is ended, the worktree removed and the
+    rerun's MLflow run marked KILLED on the way out."""
+
+    def __init__(self, signum: int) -> None:
+        import signal
+
+        self.signum = signum
+        self.name = signal.Signals(signum).name
+        super().__init__(f"{self.name} received")
 
 
 class RunNotStarted(RuntimeError):

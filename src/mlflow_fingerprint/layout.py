@@ -24,6 +24,8 @@ TAG_HASH: Final = "fingerprint.hash"
 TAG_HASH_ENV: Final = "fingerprint.hash.env"
 TAG_HASH_NUMERICS: Final = "fingerprint.hash.numerics"
 TAG_HASH_RECIPE: Final = "fingerprint.hash.recipe"
+# Equal for runs of one recipe, env and numerics whatever their seeds: the replicate search.
+TAG_HASH_REPLICATE: Final = "fingerprint.hash.replicate"
 TAG_GPU: Final = "fingerprint.gpu"
 TAG_DRIVER: Final = "fingerprint.driver"
 TAG_CUDA: Final = "fingerprint.cuda"
@@ -50,6 +52,7 @@ HASH_TAGS: Final[Mapping[str, str]] = MappingProxyType(
         "env": TAG_HASH_ENV,
         "numerics": TAG_HASH_NUMERICS,
         "recipe": TAG_HASH_RECIPE,
+        "replicate": TAG_HASH_REPLICATE,
     }
 )
 
@@ -108,6 +111,7 @@ STEPS_RANK_PREFIX: Final = "fingerprint/numerics/steps.rank"
 
 RANKS_DIR: Final = "fingerprint/ranks"  # every rank's whole fingerprint, one file per rank
 REPORT_DIR: Final = "fingerprint/diff"  # ``fingerprint diff --log-to RUN`` reports
+EXPLAIN_DIR: Final = "fingerprint/explain"  # ``fingerprint explain --log-to RUN`` reports
 
 
 def rank_file(rank: int) -> str:
@@ -130,6 +134,13 @@ def steps_artifact(rank: int = 0) -> str:
 def report_artifact(a: str, b: str, extension: str) -> str:
     """The artifact path of a diff report of runs (or files) ``a`` and ``b``."""
     return f"{REPORT_DIR}/{a}_vs_{b}.{extension}"
+
+
+def explain_artifact(experiment_id: str, metric: str, extension: str) -> str:
+    """The artifact path of an explain report of experiment ``experiment_id``'s ``metric``; the
+    metric name keeps letters, digits and ``._-`` only (an MLflow metric may hold ``/``)."""
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in metric) or "metric"
+    return f"{EXPLAIN_DIR}/{experiment_id}_{safe}.{extension}"
 
 
 # --- Params, each logged only when known -------------------------------------------------------

@@ -41,6 +41,9 @@ STOP_AFTER = "MLFLOW_FINGERPRINT_STOP_AFTER"
 WATCH_STEPS = "MLFLOW_FINGERPRINT_WATCH_STEPS"
 # Set by ``fingerprint rerun`` for the training it starts: the run it repeats, and the token it
 # finds the new run by.
+# Fetching one item when a DataLoader starts, to see whether loading draws random numbers
+# (``run/draws.py``); on unless set to 0.
+DRAWS_PROBE = "MLFLOW_FINGERPRINT_DRAWS_PROBE"
 RERUN_OF = "MLFLOW_FINGERPRINT_RERUN_OF"
 RERUN_TOKEN = "MLFLOW_FINGERPRINT_RERUN_TOKEN"
 
@@ -69,6 +72,7 @@ class Settings:
     request_timeout_s: float = 5.0
     watch_steps: tuple[int, ...] = ()  # added to every ``mfp.watch``'s steps
     not_secret: tuple[str, ...] = ()  # values the redactor leaves as they are
+    draws_probe: bool = True  # fetch one item to tell whether loading draws random numbers
 
 
 def _seconds(text: str) -> float:
@@ -146,4 +150,5 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
         request_timeout_s=_read(env, REQUEST_TIMEOUT, _seconds, base.request_timeout_s),
         watch_steps=_read(env, WATCH_STEPS, _steps, base.watch_steps),
         not_secret=_read(env, NOT_SECRET, _values, base.not_secret),
+        draws_probe=_read(env, DRAWS_PROBE, _flag, base.draws_probe),
     )

@@ -61,6 +61,13 @@ def gpu_record(
     return rehash(record)
 
 
+def cpu_capture() -> dict[str, Any]:
+    """A capture of this machine as a CPU-only one (the NVML replay of a machine without a
+    driver), in the same process and repository as :func:`gpu_record`'s captures, so the two
+    differ only in what the machines differ in."""
+    return rehash(json.loads(_gpu_capture("no_driver")))
+
+
 def edit(record: Mapping[str, Any], **changes: Any) -> dict[str, Any]:
     """A copy with dotted paths set (``edit(r, **{"seeds.requested": 1})``), hashes redone."""
     out = copy.deepcopy(dict(record))
@@ -101,11 +108,14 @@ def log_run(
     record: Mapping[str, Any] | None,
     histories: Mapping[str, Sequence[float]],
     seed: Any = None,
+    params: Mapping[str, Any] | None = None,
+    status: str = "FINISHED",
 ) -> str:
-    """A finished run with ``record`` as its fingerprint artifact and tags, and each history
-    logged at steps 0..n-1. ``record=None`` makes a run without a fingerprint."""
+    """A run with ``record`` as its fingerprint artifact and tags, ``params``, and each history
+    logged at steps 0..n-1, ended with ``status`` (``RUNNING``: left open). ``record=None``
+    makes a run without a fingerprint."""
     from mlflow import MlflowClient
-    from mlflow.entities import Metric
+    from mlflow.entities import Metric, Param
 
     client = MlflowClient(uri)
     found = client.get_experiment_by_name(experiment)
@@ -115,25 +125,21 @@ def log_run(
         if found
         else client.create_experiment(experiment, artifact_location=artifacts.as_uri())
     )
-    run = client.create_run(experiment_id, run_name=name)
-    run_id = run.info.run_id
+    tags: dict[str, str] = {}
     if record is not None:
-        client.log_text(run_id, json.dumps(record), layout.FINGERPRINT_ARTIFACT)
         tags = {tag: record["hashes"][key] for tag, key in TAGS.items()}
         tags[layout.TAG_SEED] = str(seed if seed is not None else record["seeds"].get("requested"))
-        client.log_batch(run_id, tags=[_tag(k, v) for k, v in tags.items()])
+    run_id = client.create_run(experiment_id, run_name=name, tags=tags).info.run_id
+    if record is not None:
+        client.log_text(run_id, json.dumps(record), layout.FINGERPRINT_ARTIFACT)
     metrics = [
         Metric(key, float(v), 1_700_000_000_000 + i, i)
         for key, values in histories.items()
         for i, v in enumerate(values)
     ]
-    for i in range(0, len(metrics), 1000):
-        client.log_batch(run_id, metrics=metrics[i : i + 1000])
-    client.set_terminated(run_id)
+    batch = [Param(k, str(v)) for k, v in (params or {}).items()]
+    for i in range(0, max(len(metrics), 1), 1000):  # one call for params and the first 1000
+        client.log_batch(run_id, metrics=metrics[i : i + 1000], params=batch if i == 0 else [])
+    if status != "RUNNING":
+        client.set_terminated(run_id, status=status)
     return run_id
-
-
-def _tag(key: str, value: str) -> Any:
-    from mlflow.entities import RunTag
-
-    return RunTag(key, value)

@@ -1,51 +1,73 @@
-"""``fingerprint rerun`` and ``fingerprint bisect`` on real trainings (issue 15).
+"""``fingerprint rerun`` and ``fingerprint bisect`` (and ``mfp.rerun`` / ``mfp.bisect``) on real
+trainings (issues 15 and 23).
 
 A small project (``tests/jobs/bisect_project``) is committed into a temporary git repository in
 three commits: the project, a comment-only edit of ``helpers.py``, and a change of the model's
-forward in ``model.py``. Pairs of runs are recorded from it, each differing in several things of
-which exactly one moves the numbers; the others are the comment-only edit, the thread count
-(``OMP_NUM_THREADS``, which does not change this tiny network's results) and the run name. The
-bisect must name the one and rule out the rest, by reruns that stop a few steps after the curves
-part.
+forward in ``model.py``. Its ``train()`` returns its final metrics, as the README shows, so every
+run has a summary metric (``val_loss``) besides its curve (``loss``); the lr pair is bisected
+again without it (copies of its runs as a ``train()`` that returns nothing logs them). Pairs of
+runs are recorded from it, each differing in things of which exactly one moves the numbers; the
+others are the comment-only edit and the thread count, which do not change this tiny network's
+results. A bisect must name the one and rule out the rest, by reruns that stop a few steps after
+the curves part.
+
+Cost: every training is a process that imports torch and MLflow. The runs are recorded once for
+the module, two at a time, and every bisect and rerun whose result several tests read runs once,
+two at a time, in the module's ``jobs``; the tests only read results. Runs that differ only in
+their record (another GPU, a crafted entry point) are copies of a recorded run with the record
+edited, not new trainings.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
+import math
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mlflow_fingerprint import layout
+from mlflow_fingerprint.prove.recipe import diff_digest
 from support.gitrepo import git
-from support.paths import JOBS, ROOT
+from support.paths import FIXTURES, JOBS, ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 PROJECT = JOBS / "bisect_project"
-H100 = ROOT / "tests" / "fixtures" / "gpus" / "h100.json"
+H100 = FIXTURES / "gpus" / "h100.json"
+PARALLEL = 2  # the CI machine's cores: two processes at a time
+TOKEN = "ghp_" + "Zq7" * 12  # a token-shaped value handed to --set: it must be stored nowhere
 
-# name -> (commit, arguments, extra environment)
+# name -> (commit, arguments, extra environment). Every process runs with one torch thread (two
+# at a time on two cores); the "seed" run has two, a difference that changes nothing here.
 RUNS: dict[str, tuple[str, list[str], dict[str, str]]] = {
     "a": ("first", ["--seed", "0"], {}),
-    "seed": ("comment", ["--seed", "1"], {"OMP_NUM_THREADS": "1"}),
-    "lr": ("comment", ["--seed", "0", "--lr", "0.2"], {"OMP_NUM_THREADS": "1"}),
-    "code": ("model", ["--seed", "0"], {"OMP_NUM_THREADS": "1"}),
+    "seed": ("comment", ["--seed", "1"], {"OMP_NUM_THREADS": "2"}),
+    "lr": ("first", ["--seed", "0", "--lr", "0.2"], {}),
+    "code": ("model", ["--seed", "0"], {}),
     "w0": ("first", ["--seed", "0", "--augment"], {}),
-    "w2": ("comment", ["--seed", "0", "--augment", "--workers", "2"], {"OMP_NUM_THREADS": "1"}),
+    "w2": ("first", ["--seed", "0", "--augment", "--workers", "2"], {}),
     "pad": ("first", ["--seed", "0", "--pad"], {}),
-    "det": ("comment", ["--seed", "0", "--pad", "--deterministic"], {"OMP_NUM_THREADS": "1"}),
+    "det": ("first", ["--seed", "0", "--pad", "--deterministic"], {}),
     "free1": ("first", ["--augment", "--workers", "2"], {}),
     "free2": ("first", ["--augment", "--workers", "2"], {}),
-    "h100": ("first", ["--seed", "0"], {"MLFLOW_FINGERPRINT_NVML_REPLAY": str(H100)}),
+    "envp": ("first", ["--seed", "0"], {"LR_SCALE": "2"}),
 }
 
 # What a CUDA build of torch that computed on the GPU records: with the GPU section read from an
-# H100's NVML (replayed), the "h100" run's record becomes one made on that GPU.
+# H100's NVML (replayed), a copy of run "a" becomes one made on that GPU.
 ON_GPU = {
     "torch_built_with": "12.8",
     "cudnn_version": 91002,
@@ -53,25 +75,43 @@ ON_GPU = {
     "toolkit": {"version": "12.8", "source": "torch"},
     "computed_on": "cuda",
 }
+RUN_LINE = re.compile(r"mlflow-fingerprint: run ([0-9a-f]{32}) ")
 
 
-def environment(uri: str, tmp: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("MLFLOW_FINGERPRINT_") and k not in ("OMP_NUM_THREADS",)
-    }
+def environment(base: Path, uri: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_FINGERPRINT_")}
     env.update(
         {
             "PYTHONPATH": str(ROOT / "src"),
             "MLFLOW_TRACKING_URI": uri,
-            "MLFLOW_FINGERPRINT_QUIET": "1",
-            "MLFLOW_FINGERPRINT_SPOOL": str(tmp / "spool"),
-            "TMPDIR": str(tmp / "tmp"),
+            "MLFLOW_FINGERPRINT_SPOOL": str(base / "spool"),
+            "TMPDIR": str(base / "tmp"),
+            "OMP_NUM_THREADS": "1",
         }
     )
     env.update(extra or {})
     return env
+
+
+def in_parallel(jobs: dict[str, Callable[[], Any]]) -> dict[str, Any]:
+    """Each job's result, ``PARALLEL`` at a time (the jobs start processes and wait)."""
+    with concurrent.futures.ThreadPoolExecutor(PARALLEL) as pool:
+        futures = {name: pool.submit(job) for name, job in jobs.items()}
+        return {name: f.result() for name, f in futures.items()}
+
+
+@dataclass(frozen=True)
+class Done:
+    """A command line that ran: exit status, output, wall time."""
+
+    code: int
+    out: str
+    err: str
+    wall_s: float
+
+    def json(self) -> Any:
+        assert self.code in (0, 1), self.err[-3000:]
+        return json.loads(self.out)
 
 
 class Project:
@@ -90,111 +130,237 @@ class Project:
         git(self.repo, "commit", "-q", "-m", message)
         self.commits[name] = git(self.repo, "rev-parse", "HEAD").strip()
 
-    def record(self, name: str, checkout: bool = True) -> str:
-        commit, args, extra = RUNS.get(name, ("first", ["--seed", "0"], {}))
-        if checkout:
-            git(self.repo, "checkout", "-q", self.commits[commit])
+    def record(self, name: str, tree: Path, script: str = "train.py") -> str:
+        """Train run ``name`` in ``tree`` (a worktree at the run's commit); its run id."""
+        _, args, extra = RUNS.get(name, ("first", [], {}))
+        env = environment(self.base, self.uri, extra)
+        env.pop("MLFLOW_FINGERPRINT_QUIET", None)  # the closing line names the run
         out = subprocess.run(
-            [sys.executable, "train.py", *args, "--run-name", name],
-            cwd=self.repo,
-            env=environment(self.uri, self.base, extra),
+            [sys.executable, script, *args],
+            cwd=tree,
+            env=env,
             capture_output=True,
             text=True,
             timeout=300,
         )
         assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
-        return self.run_id(name)
+        if script == "plain.py":
+            return out.stdout.split("plain run ")[1].split()[0]
+        found = RUN_LINE.search(out.stderr)
+        assert found, out.stderr[-2000:]
+        return found.group(1)
 
-    def record_interactive(self) -> str:
-        """A run started with ``python -c``: no script to run again."""
-        git(self.repo, "checkout", "-q", self.commits["first"])
-        code = (
-            "import sys; sys.argv = ['-c', '--run-name', 'interactive']; import train; train.main()"
-        )
-        out = subprocess.run(
-            [sys.executable, "-c", code],
-            cwd=self.repo,
-            env=environment(self.uri, self.base),
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert out.returncode == 0, out.stderr[-3000:]
-        return self.run_id("interactive")
+    def record_all(self) -> None:
+        """Every run of RUNS, and one through a plain ``mlflow.start_run``, two at a time: each
+        from a worktree of its commit, as the repository was then."""
+        trees = {}
+        for commit, sha in self.commits.items():
+            trees[commit] = self.base / "trees" / commit
+            git(self.repo, "worktree", "add", "--detach", "-q", str(trees[commit]), sha)
+        jobs: dict[str, Callable[[], Any]] = {
+            name: (lambda n=name, c=commit: self.record(n, trees[c]))
+            for name, (commit, _, _) in RUNS.items()
+        }
+        jobs["plain"] = lambda: self.record("plain", trees["first"], "plain.py")
+        self.ids.update(in_parallel(jobs))
+        for tree in trees.values():
+            git(self.repo, "worktree", "remove", "--force", str(tree))
 
-    def record_dirty(self) -> str:
-        """A run made with an uncommitted edit of ``model.py``, whose stored diff is then damaged
-        (its context no longer matches the commit, as a diff whose context held a masked secret
-        does)."""
+    def client(self) -> Any:
         import mlflow
 
-        git(self.repo, "checkout", "-q", self.commits["first"])
-        model = self.repo / "model.py"
-        model.write_text(model.read_text().replace("0.1 * torch.randn", "0.11 * torch.randn"))
-        try:
-            run_id = self.record("dirty", checkout=False)
-        finally:
-            git(self.repo, "checkout", "--", "model.py")
-        client = mlflow.MlflowClient(self.uri)
-        folder = Path(client.download_artifacts(run_id, layout.ARTIFACT_DIR, str(self.base)))
-        diff = folder / layout.GIT_DIFF_FILE
-        text = diff.read_text()
-        assert "0.11 * torch.randn" in text
-        damaged = text.replace("for p in self.parameters():", "for p in self.parameters():  # ***")
-        assert damaged != text
-        diff.write_text(damaged)
-        client.log_artifact(run_id, str(diff), layout.ARTIFACT_DIR)
+        return mlflow.MlflowClient(self.uri)
+
+    def record_of(self, name: str) -> dict[str, Any]:
+        folder = Path(tempfile.mkdtemp(dir=self.base / "tmp"))
+        client = self.client()
+        path = client.download_artifacts(self.ids[name], layout.FINGERPRINT_ARTIFACT, str(folder))
+        record = json.loads(Path(path).read_text())
+        shutil.rmtree(folder)
+        return record
+
+    def clone(
+        self,
+        name: str,
+        source: str,
+        edit: Callable[[dict[str, Any]], None],
+        metrics_from: str | None = None,
+        diff: str | None = None,
+        leave_out: tuple[str, ...] = (),
+    ) -> str:
+        """A run whose record is ``source``'s edited, its metrics those of ``metrics_from`` (as
+        logged, times included) but ``leave_out``, its start and end ``source``'s: a run that
+        differs from a recorded one only in what the test changed."""
+        from mlflow.entities import Metric
+
+        client = self.client()
+        src = client.get_run(self.ids[source])
+        tags = {k: v for k, v in src.data.tags.items() if k.startswith(layout.TAG_PREFIX)}
+        run = client.create_run(
+            src.info.experiment_id, start_time=src.info.start_time, tags=tags, run_name=name
+        )
+        run_id = run.info.run_id
+        donor = self.ids[metrics_from or source]
+        for key in set(client.get_run(donor).data.metrics) - set(leave_out):
+            history = client.get_metric_history(donor, key)
+            client.log_batch(run_id, [Metric(m.key, m.value, m.timestamp, m.step) for m in history])
+        for key, value in src.data.params.items():
+            client.log_param(run_id, key, value)
+        record = self.record_of(source)
+        edit(record)
+        folder = Path(tempfile.mkdtemp(dir=self.base / "tmp"))
+        (folder / layout.FINGERPRINT_FILE).write_text(json.dumps(record))
+        if diff is not None:
+            (folder / layout.GIT_DIFF_FILE).write_text(diff)
+        client.log_artifacts(run_id, str(folder), layout.ARTIFACT_DIR)
+        shutil.rmtree(folder)
+        client.set_terminated(run_id, "FINISHED", end_time=src.info.end_time)
+        self.ids[name] = run_id
         return run_id
 
-    def on_gpu(self, name: str) -> None:
-        """Make run ``name``'s stored record one of a training on the (replayed) GPU."""
-        import mlflow
-
-        client = mlflow.MlflowClient(self.uri)
-        run_id = self.ids[name]
-        folder = Path(client.download_artifacts(run_id, layout.ARTIFACT_DIR, str(self.base)))
-        path = folder / layout.FINGERPRINT_FILE
-        record = json.loads(path.read_text())
-        assert record["gpu"]["devices"][0]["name"].startswith("NVIDIA H100")
-        record["cuda"] = ON_GPU
-        path.write_text(json.dumps(record))
-        client.log_artifact(run_id, str(path), layout.ARTIFACT_DIR)
-
-    def run_id(self, name: str) -> str:
-        import mlflow
-
-        client = mlflow.MlflowClient(self.uri)
-        (experiment,) = [e for e in client.search_experiments() if e.name == "bisect"]
-        runs = client.search_runs(
-            [experiment.experiment_id], f"tags.`mlflow.runName` = '{name}'", max_results=1
-        )
-        return runs[0].info.run_id
-
-    def cli(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
+    def cli(self, *args: str, timeout: float = 600) -> Done:
+        started = time.monotonic()
+        out = subprocess.run(
             [sys.executable, "-m", "mlflow_fingerprint.cli", *args],
-            cwd=cwd or self.repo,
-            env=environment(self.uri, self.base),
+            cwd=self.repo,
+            env=environment(self.base, self.uri),
             capture_output=True,
             text=True,
-            timeout=900,
+            timeout=timeout,
         )
-
-    def bisect(self, a: str, b: str, *extra: str) -> tuple[int, dict]:
-        git(self.repo, "checkout", "-q", "main")
-        out = self.cli("bisect", self.ids[a], self.ids[b], "--format", "json", *extra)
-        assert out.returncode in (0, 1), out.stderr[-3000:]
-        return out.returncode, json.loads(out.stdout)
+        return Done(out.returncode, out.stdout, out.stderr, time.monotonic() - started)
 
     def leftovers(self) -> list[str]:
+        """Worktrees and temporary folders a rerun left behind."""
         worktrees = git(self.repo, "worktree", "list", "--porcelain").count("worktree ")
         ours = [n for n in os.listdir(self.base / "tmp") if n.startswith("mfp-rerun")]
         return [f"{worktrees - 1} worktrees"] * (worktrees > 1) + ours
 
+    def rerun_processes(self, run_id: str) -> list[int]:
+        """Live processes started for a rerun of ``run_id`` (by the variable a rerun sets)."""
+        marker = f"MLFLOW_FINGERPRINT_RERUN_OF={run_id}".encode()
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                environ = Path(f"/proc/{pid}/environ").read_bytes()
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if marker in environ.split(b"\0") and state != "Z":
+                found.append(int(pid))
+        return found
+
+
+def damaged_diff(p: Project) -> str:
+    """A real uncommitted diff of ``model.py``, then damaged (its context no longer matches the
+    commit, as a diff whose context held a masked secret does)."""
+    model = p.repo / "model.py"
+    original = model.read_text()
+    model.write_text(original.replace("0.1 * torch.randn", "0.11 * torch.randn"))
+    try:
+        text = git(p.repo, "diff")
+    finally:
+        model.write_text(original)
+    damaged = text.replace("for p in self.parameters():", "for p in self.parameters():  # ***")
+    assert damaged != text
+    return damaged
+
+
+def gpu_section() -> dict[str, Any]:
+    """The ``gpu`` section capture reads from an H100's NVML, replayed."""
+    import mlflow_fingerprint as mfp
+
+    saved = os.environ.get("MLFLOW_FINGERPRINT_NVML_REPLAY")
+    os.environ["MLFLOW_FINGERPRINT_NVML_REPLAY"] = str(H100)
+    try:
+        section = mfp.capture().to_dict()["gpu"]
+    finally:
+        if saved is None:
+            os.environ.pop("MLFLOW_FINGERPRINT_NVML_REPLAY")
+        else:
+            os.environ["MLFLOW_FINGERPRINT_NVML_REPLAY"] = saved
+    assert section["devices"][0]["name"].startswith("NVIDIA H100")
+    return section
+
+
+def set_path(record: dict[str, Any], path: str, value: Any) -> None:
+    *parents, last = path.split(".")
+    node = record
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[last] = value
+
+
+def edits(*pairs: tuple[str, Any]) -> Callable[[dict[str, Any]], None]:
+    def edit(record: dict[str, Any]) -> None:
+        for path, value in pairs:
+            set_path(record, path, value)
+
+    return edit
+
+
+def make_clones(p: Project) -> None:
+    """Runs that differ from recorded ones only in their record."""
+    canary = p.base / "canary"
+    (p.base / "canary.py").write_text(f"open({str(canary)!r}, 'w').write('ran')\n")
+    hook = p.base / "hooks"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(f"open({str(canary)!r}, 'w').write('ran')\n")
+    gpu = gpu_section()
+
+    def on_gpu(record: dict[str, Any]) -> None:
+        record["gpu"], record["cuda"] = gpu, ON_GPU
+
+    p.clone("h100", "a", on_gpu)
+    # The lr pair as a train() that returns nothing logs it: the same curves, no summary.
+    p.clone("bare_a", "a", edits(), leave_out=("val_loss",))
+    p.clone("bare_lr", "lr", edits(), leave_out=("val_loss",))
+    p.clone("interactive", "a", edits(("program.entry.kind", "interactive")))
+    damaged = damaged_diff(p)
+    p.clone(
+        "dirty",
+        "a",
+        edits(("git.dirty", True), ("git.diff_digest", "0123456789abcdef")),
+        diff=damaged,
+    )
+    # The same damaged diff, its digest matching it: it passes the digest check, not git apply.
+    p.clone(
+        "stale",
+        "a",
+        edits(("git.dirty", True), ("git.diff_digest", diff_digest(damaged))),
+        diff=damaged,
+    )
+    # B made with another torch: its curve is another's, its record differs only there.
+    p.clone("torchver", "a", edits(("torch.version", "2.0.0+cpu")), metrics_from="lr")
+    # B's record names variables that would run code in a rerun, had it applied them.
+    p.clone(
+        "seed_env",
+        "seed",
+        edits(
+            ("torch.threads.env.PYTHONPATH", str(hook)),
+            ("numerics.env.LD_PRELOAD", str(p.base / "preload.so")),
+            ("determinism.env.PYTHONSTARTUP", str(p.base / "canary.py")),
+        ),
+    )
+    # Records whose program leads outside the repository.
+    p.clone("abs_entry", "a", edits(("program.entry.path", str(p.base / "canary.py"))))
+    p.clone("up_entry", "a", edits(("program.entry.path", "../canary.py")))
+    p.clone("argv0", "a", edits(("program.argv", [str(p.base / "canary.py"), "--seed", "0"])))
+    p.clone("cwd_out", "a", edits(("program.cwd", "../..")))
+    p.clone(
+        "stdlib",
+        "a",
+        edits(("program.entry.kind", "module"), ("program.entry.module", "http.server")),
+    )
+
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
+def project(tmp_path_factory: pytest.TempPathFactory, mlflow_db_template: Path) -> Project:
     p = Project(tmp_path_factory.mktemp("bisect"))
+    # The store and the experiment exist before two trainings start at once (MLflow's first-use
+    # migrations race); the artifacts live beside the store, not in the repository.
+    shutil.copyfile(mlflow_db_template, p.base / "mlflow.db")
+    p.client().create_experiment("bisect", artifact_location=(p.base / "artifacts").as_uri())
     shutil.copytree(PROJECT, p.repo, ignore=shutil.ignore_patterns("__pycache__"))
     git(p.repo, "init", "-q", "-b", "main")
     (p.repo / ".gitignore").write_text("__pycache__/\n")
@@ -208,13 +374,189 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
     assert changed != text
     model.write_text(changed)
     p.commit("model", "tanh instead of relu")
-    for name in RUNS:
-        p.ids[name] = p.record(name)
-    p.on_gpu("h100")
-    p.ids["interactive"] = p.record_interactive()
-    p.ids["dirty"] = p.record_dirty()
-    git(p.repo, "checkout", "-q", "main")
+    p.record_all()
+    make_clones(p)
     return p
+
+
+def wait_until(check: Callable[[], Any], timeout_s: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"{what} did not happen in {timeout_s:g} s")
+
+
+def reruns_of(project: Project, of: str) -> dict[str, Any]:
+    """The runs reruns of ``of`` made so far, by id."""
+    client = project.client()
+    experiment = client.get_experiment_by_name("bisect").experiment_id
+    found = client.search_runs([experiment], f"tags.`{layout.TAG_RERUN_OF}` = '{project.ids[of]}'")
+    return {r.info.run_id: r for r in found}
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+# (A, B) of each bisect, by name; those run through the command line (the others through
+# ``mfp.bisect``, the same code without an interpreter's start: what a test here pays for most).
+PAIRS = {
+    "seed": ("a", "seed_env"),
+    "code": ("a", "code"),
+    "free": ("free1", "free2"),
+    "lr": ("a", "lr"),
+    "w2": ("w0", "w2"),
+    "det": ("pad", "det"),
+    "bare": ("bare_a", "bare_lr"),
+    "envp": ("a", "envp"),
+    "torchver": ("a", "torchver"),
+    "h100": ("h100", "seed"),
+}
+BY_CLI = ("torchver",)
+
+
+def api_done(call: Callable[[], Any]) -> Done:
+    """A Python API call as the command line would have ended: its exit code and its JSON."""
+    started = time.monotonic()
+    result = call()
+    return Done(result.exit_code, json.dumps(result.to_dict()), "", time.monotonic() - started)
+
+
+def refused(call: Callable[[], Any]) -> str:
+    """The one line a call refuses with (``UsageError``)."""
+    from mlflow_fingerprint.errors import UsageError
+
+    with pytest.raises(UsageError) as caught:
+        call()
+    return str(caught.value)
+
+
+@dataclass(frozen=True)
+class Ended:
+    """A ``fingerprint rerun`` ended from outside: how it exited, and what it left."""
+
+    code: int
+    err: str
+    run_id: str | None
+    training: list[int]  # the training's processes while it ran
+    left: list[int]  # those still alive afterwards
+    tree: Path | None  # the worktree it ran in
+
+
+def endless(project: Project, of: str, *extra: str) -> subprocess.Popen[str]:
+    """``fingerprint rerun`` of ``of`` with a training that would run for hours, mostly asleep."""
+    return subprocess.Popen(
+        [
+            *(sys.executable, "-m", "mlflow_fingerprint.cli", "rerun", project.ids[of]),
+            *("--set", "program.options.steps=100000", "--set", "program.options.pause=0.5"),
+            *extra,
+        ],
+        cwd=project.repo,
+        env=environment(project.base, project.uri),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def ended(project: Project, of: str, cli: subprocess.Popen[str], before: set[str]) -> Ended:
+    """Wait for ``cli`` to end on its own (a time bound); what it left."""
+    try:
+        _, err = cli.communicate(timeout=300)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+    new = set(reruns_of(project, of)) - before
+    tree = re.search(r"rerunning \w+ in (\S+)", err)
+    left = project.rerun_processes(project.ids[of])
+    return Ended(cli.returncode, err, min(new) if new else None, [], left, tree and Path(tree[1]))
+
+
+def terminated(project: Project) -> Ended:
+    """A rerun of "lr" sent SIGTERM once its training has opened its run."""
+    before = set(reruns_of(project, "lr"))
+    cli = endless(project, "lr")
+    try:
+        wait_until(lambda: set(reruns_of(project, "lr")) - before, 240, "the rerun's run")
+        training = wait_until(lambda: project.rerun_processes(project.ids["lr"]), 60, "training")
+        cli.send_signal(signal.SIGTERM)
+    except BaseException:
+        cli.kill()
+        raise
+    result = ended(project, "lr", cli, before)
+    return Ended(result.code, result.err, result.run_id, training, result.left, result.tree)
+
+
+def timed_out(project: Project) -> Ended:
+    """A rerun of "w2" whose training runs past ``--timeout`` (in a worktree: the repository is
+    at another commit)."""
+    before = set(reruns_of(project, "w2"))
+    return ended(project, "w2", endless(project, "w2", "--timeout", "30"), before)
+
+
+@pytest.fixture(scope="module")
+def jobs(project: Project) -> dict[str, Any]:
+    """Every bisect and rerun whose result tests read, run once: two at a time, and beside them
+    the two reruns ended from outside (asleep most of the time)."""
+    import mlflow_fingerprint as mfp
+
+    ids = project.ids
+    todo: dict[str, Callable[[], Any]] = {}
+    for name, (a, b) in PAIRS.items():
+        if name in BY_CLI:
+            todo[f"bisect:{name}"] = lambda a=a, b=b: project.cli(
+                "bisect", ids[a], ids[b], "--format", "json"
+            )
+        else:
+            todo[f"bisect:{name}"] = lambda a=a, b=b: api_done(
+                lambda: mfp.bisect(ids[a], ids[b], tracking_uri=project.uri, repo=project.repo)
+            )
+    todo["api:bisect:torchver"] = lambda: api_done(
+        lambda: mfp.bisect(ids["a"], ids["torchver"], tracking_uri=project.uri, repo=project.repo)
+    )
+    todo["rerun:until"] = lambda: project.cli(
+        "rerun", ids["a"], "--until-step", "2", "--format", "json"
+    )
+    todo["api:rerun:until"] = lambda: api_done(
+        lambda: mfp.rerun(ids["a"], until_step=2, tracking_uri=project.uri, repo=project.repo)
+    )
+    todo["rerun:set"] = lambda: project.cli(
+        "rerun",
+        ids["a"],
+        *("--set", "seeds.requested=5", "--set", "program.options.lr=0.3"),
+        *("--set", f"program.options.api-key={TOKEN}"),
+        *("--until-step", "1", "--format", "json"),
+    )
+    todo["rerun:plain"] = lambda: project.cli("rerun", ids["plain"])
+    todo["rerun:oops"] = lambda: refused(
+        lambda: mfp.rerun(
+            ids["a"],
+            set={"program.options.steps": "oops"},
+            until_step=1,
+            tracking_uri=project.uri,
+            repo=project.repo,
+        )
+    )
+    asleep = {
+        "signal:term": lambda: terminated(project),
+        "signal:timeout": lambda: timed_out(project),
+    }
+    with pytest.MonkeyPatch.context() as mp:  # what the API's reruns inherit, as the CLI's do
+        for name, value in environment(project.base, project.uri).items():
+            mp.setenv(name, value)
+        mp.setattr(tempfile, "tempdir", str(project.base / "tmp"))
+        with concurrent.futures.ThreadPoolExecutor(len(asleep)) as aside:
+            waiting = {name: aside.submit(job) for name, job in asleep.items()}
+            done = in_parallel(todo)
+            done.update({name: f.result() for name, f in waiting.items()})
+    return done
 
 
 def cause_fields(report: dict) -> list[str]:
@@ -230,59 +572,74 @@ def check_stops(report: dict) -> None:
 
 
 @pytest.mark.parametrize(
-    ("b", "cause", "sets"),
+    ("pair", "cause", "sets"),
     [
         ("seed", "program.options.seed", "seeds.requested"),
         ("lr", "program.options.lr", None),
         ("code", "program.sources.files.model.py", None),
         ("w2", "program.options.workers", "data.loaders.0.num_workers"),
+        ("det", "program.options.deterministic", "determinism.deterministic_algorithms"),
+        ("bare", "program.options.lr", None),
     ],
 )
 def test_bisect_names_the_one_difference_that_moves_the_numbers(
-    project: Project, b: str, cause: str, sets: str | None
+    project: Project, jobs: dict[str, Any], pair: str, cause: str, sets: str | None
 ) -> None:
-    a = "w0" if b == "w2" else "a"
-    code, report = project.bisect(a, b)
-    assert code == 0, report
+    """With the summary metric the README's train() returns (``bare``: without it): reruns
+    stopped early never log it, and that is no divergence at step 0."""
+    done = jobs[f"bisect:{pair}"]
+    report = done.json()
+    assert done.code == 0, report
     assert report["verdict"] == "proven"
     assert cause_fields(report) == [cause]
     if sets is not None:
         assert sets in report["causes"][0]["sets"]
-    ruled = set(report["ruled_out"])
-    if b != "code":
-        assert "program.sources.files.helpers.py" in ruled  # the comment-only edit
-    assert "torch.threads.intra_op" in ruled  # the thread count
-    assert "program.options.run-name" in ruled  # a name, which changes nothing
-    assert report["cannot_set"] == []
+    assert report["reruns"][0]["matches"] == "a"  # A reproduces itself here, summary or not
     check_stops(report)
-    assert project.leftovers() == []
+    if pair == "seed":  # the comment-only edit and the thread count change nothing here
+        assert {"program.sources.files.helpers.py", "torch.threads.intra_op"} <= set(
+            report["ruled_out"]
+        )
+    if pair == "code":
+        assert "program.sources.files.helpers.py" in report["ruled_out"]
+    if pair != "seed":
+        assert report["cannot_set"] == []
 
 
-def test_bisect_of_one_cause_costs_at_most_log2_k_plus_2_reruns(project: Project) -> None:
-    import math
+def test_summary_metrics_are_compared_as_such(project: Project, jobs: dict[str, Any]) -> None:
+    """The runs share ``val_loss`` (a returned dict, logged once at the end) except the bare
+    pair; ``diff`` shows it as a summary and finds the curves' own first divergence."""
+    import mlflow_fingerprint as mfp
+    from mlflow_fingerprint.present import render
 
-    code, report = project.bisect("a", "lr")
-    assert code == 0
-    settable = [f for f in report["ruled_out"] if f != "program.options.run-name"]
-    k = len(settable) + len(report["causes"])
-    assert k >= 3
-    assert len(report["reruns"]) <= math.ceil(math.log2(k)) + 2
-
-
-def test_deterministic_mode_is_proven(project: Project) -> None:
-    """``--pad`` reads a ``torch.empty`` buffer times 0: deterministic mode fills it with NaN."""
-    code, report = project.bisect("pad", "det")
-    assert code == 0, report
-    assert cause_fields(report) == ["program.options.deterministic"]
-    assert "determinism.deterministic_algorithms" in report["causes"][0]["sets"]
-    assert "torch.threads.intra_op" in report["ruled_out"]
-    assert "program.sources.files.helpers.py" in report["ruled_out"]
-    check_stops(report)
+    report = mfp.diff(project.ids["a"], project.ids["lr"], tracking_uri=project.uri)
+    metrics = {m["name"]: m for m in report.to_dict()["metrics"]}
+    assert metrics["val_loss"]["summary"] is True
+    assert metrics["val_loss"]["first_divergence_step"] is None
+    assert metrics["val_loss"]["equal"] is False
+    assert metrics["loss"]["summary"] is False
+    assert metrics["loss"]["first_divergence_step"] == 1  # the first step's loss is before lr acts
+    assert "summary (logged at the end)" in render(report, "text")
+    bare = mfp.diff(project.ids["bare_a"], project.ids["bare_lr"], tracking_uri=project.uri)
+    assert [m.name for m in bare.metrics] == ["loss"]
+    seed = jobs["bisect:lr"].json()
+    assert seed["until_step"] == 1 + 2  # parted at the curve's step, not at the summary's step 0
 
 
-def test_unseeded_workers_are_nondeterministic_and_the_switch_is_named(project: Project) -> None:
-    code, report = project.bisect("free1", "free2")
-    assert code == 0, report
+def test_bisect_of_one_cause_costs_at_most_log2_k_plus_2_reruns(jobs: dict[str, Any]) -> None:
+    for pair in ("seed", "code", "lr"):
+        report = jobs[f"bisect:{pair}"].json()
+        k = len(report["ruled_out"]) + len(report["causes"])
+        assert len(report["reruns"]) <= math.ceil(math.log2(k)) + 2, (pair, k, report["reruns"])
+    assert len(jobs["bisect:seed"].json()["ruled_out"]) >= 3
+
+
+def test_unseeded_workers_are_nondeterministic_and_the_switch_is_named(
+    jobs: dict[str, Any],
+) -> None:
+    done = jobs["bisect:free"]
+    report = done.json()
+    assert done.code == 0, report
     assert report["verdict"] == "nondeterministic"
     assert cause_fields(report) == ["data.loaders"]
     baseline, *switched = report["reruns"]
@@ -292,85 +649,288 @@ def test_unseeded_workers_are_nondeterministic_and_the_switch_is_named(project: 
     assert all(r["overrides"] == {"data.loaders": 0} for r in switched)
 
 
-def test_a_run_recorded_on_another_gpu_claims_no_cause(project: Project) -> None:
-    code, report = project.bisect("h100", "seed")
-    assert code == 1
+@pytest.mark.parametrize(
+    ("pair", "unset"),
+    [("torchver", ["torch.version"]), ("envp", ["params.lr_scale"])],
+)
+def test_what_no_rerun_can_set_is_not_settable_never_proven(
+    jobs: dict[str, Any], pair: str, unset: list[str]
+) -> None:
+    """Only torch's version differs, or only a variable the program reads and logs as a param:
+    A reproduces itself, nothing settable is left, and the bisect names what it could not set."""
+    done = jobs[f"bisect:{pair}"]
+    report = done.json()
+    assert done.code == 1, report
+    assert report["verdict"] == "not_settable"
+    assert report["causes"] == []
+    assert report["cannot_set"] == unset
+    assert [r["matches"] for r in report["reruns"]][:1] == ["a"]
+
+
+def test_a_run_recorded_on_another_gpu_claims_no_cause(jobs: dict[str, Any]) -> None:
+    done = jobs["bisect:h100"]
+    report = done.json()
+    assert done.code == 1
     assert report["verdict"] == "not_settable"
     assert report["causes"] == []
     assert any(f.startswith("gpu.") for f in report["cannot_set"])
     assert report["reruns"] == []
 
 
-def test_rerun_reproduces_a_run_and_tags_the_new_one(project: Project) -> None:
+def test_a_recorded_variable_that_would_run_code_is_never_applied(
+    project: Project, jobs: dict[str, Any]
+) -> None:
+    report = jobs["bisect:seed"].json()
+    assert {
+        "torch.threads.env.PYTHONPATH",
+        "numerics.env.LD_PRELOAD",
+        "determinism.env.PYTHONSTARTUP",
+    } <= set(report["cannot_set"])
+    assert not (project.base / "canary").exists()
+
+
+def test_rerun_reproduces_a_run_that_returned_its_final_metrics(
+    project: Project, jobs: dict[str, Any]
+) -> None:
     import mlflow
 
-    git(project.repo, "checkout", "-q", "main")  # not the run's commit: a worktree is made
-    out = project.cli("rerun", project.ids["a"], "--until-step", "2", "--format", "json")
-    assert out.returncode == 0, out.stderr[-3000:]
-    result = json.loads(out.stdout)
+    done = jobs["rerun:until"]
+    result = done.json()
+    assert done.code == 0, done.err[-3000:]
     assert result["reproduced"] is True
     assert result["stopped_at"] == 3
+    assert result["summary_differs"] == []
     tags = mlflow.MlflowClient(project.uri).get_run(result["run_id"]).data.tags
     assert tags[layout.TAG_RERUN_OF] == project.ids["a"]
     assert tags[layout.TAG_STOPPED_AT] == "3"
+
+
+def test_rerun_with_set_values_says_what_it_set_and_stores_no_secret(
+    project: Project, jobs: dict[str, Any]
+) -> None:
+    import mlflow
+
+    done = jobs["rerun:set"]
+    result = done.json()
+    assert done.code == 1, done.err[-3000:]
+    assert result["reproduced"] is False
+    expected = {
+        "seeds.requested": 5,
+        "program.options.lr": "0.3",
+        "program.options.api-key": "***",
+    }
+    assert result["overrides"] == expected
+    tags = mlflow.MlflowClient(project.uri).get_run(result["run_id"]).data.tags
+    assert json.loads(tags[layout.TAG_OVERRIDES]) == expected
+    assert TOKEN not in done.out + done.err
+    stored = [
+        path
+        for path in project.base.rglob("*")
+        if path.is_file() and not path.is_symlink() and TOKEN.encode() in path.read_bytes()
+    ]
+    assert stored == []  # the store, its artifacts, the spool
+
+
+def test_a_run_opened_with_mlflow_start_run_can_be_rerun(jobs: dict[str, Any]) -> None:
+    """The run context provider tags it as a rerun; it runs to its end (no stop: the decorator
+    is not there to take it) and its diff against the run follows."""
+    done = jobs["rerun:plain"]
+    assert done.code == 0, done.err[-3000:]
+    assert "reproduced: every metric equal, bit for bit, over the whole run" in done.out
+    assert "verdict: same_results" in done.out
+
+
+def test_the_python_api_gives_the_command_line_s_results(jobs: dict[str, Any]) -> None:
+    """``mfp.bisect`` and ``mfp.rerun`` return what the command line prints (their own reruns:
+    new run ids, the same conclusions)."""
+    ours, cli = jobs["api:bisect:torchver"], jobs["bisect:torchver"]
+    assert ours.code == cli.code
+    for key in ("verdict", "causes", "ruled_out", "cannot_set", "until_step"):
+        assert ours.json()[key] == cli.json()[key], key
+    ours, cli = jobs["api:rerun:until"], jobs["rerun:until"]
+    assert ours.code == cli.code == 0
+    for key in ("reproduced", "first_divergence_step", "stopped_at", "overrides", "rerun_of"):
+        assert ours.json()[key] == cli.json()[key], key
+
+
+def test_no_rerun_leaves_a_worktree(project: Project, jobs: dict[str, Any]) -> None:
+    assert jobs  # every bisect and rerun has run
     assert project.leftovers() == []
 
 
-def test_rerun_with_set_values_does_not_reproduce_and_says_what_it_set(project: Project) -> None:
-    import mlflow
-
-    out = project.cli(
-        "rerun",
-        project.ids["a"],
-        *("--set", "seeds.requested=5", "--set", "program.options.lr=0.3"),
-        *("--until-step", "1", "--format", "json"),
+def test_dry_run_prints_each_rerun_and_runs_nothing(
+    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(project.repo)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", project.uri)
+    client = project.client()
+    experiment = client.get_experiment_by_name("bisect").experiment_id
+    before = len(client.search_runs([experiment]))
+    code, out, err = cli_here(
+        monkeypatch,
+        capsys,
+        *("rerun", project.ids["a"], "--set", f"program.options.api-key={TOKEN}"),
+        *("--dry-run", "--format", "json"),
     )
-    assert out.returncode == 1, out.stderr[-3000:]
-    result = json.loads(out.stdout)
-    assert result["reproduced"] is False
-    assert result["overrides"] == {"seeds.requested": 5, "program.options.lr": "0.3"}
-    tags = mlflow.MlflowClient(project.uri).get_run(result["run_id"]).data.tags
-    assert json.loads(tags[layout.TAG_OVERRIDES]) == {
-        "seeds.requested": 5,
-        "program.options.lr": "0.3",
-    }
+    assert code == 0, err
+    (launch,) = json.loads(out)["launches"]
+    assert launch["commit"] == project.commits["first"]
+    assert launch["entry"]["path"] == "train.py"
+    assert launch["argv"][:3] == ["train.py", "--seed", "0"]
+    assert "***" in launch["argv"]
+    assert launch["cwd"] == "."
+    assert launch["env"]["MLFLOW_FINGERPRINT_RERUN_OF"] == project.ids["a"]
+    assert launch["overrides"] == {"program.options.api-key": "***"}
+    assert TOKEN not in out + err
+    code, out, err = cli_here(
+        monkeypatch, capsys, "bisect", project.ids["a"], project.ids["seed_env"], "--dry-run"
+    )
+    assert code == 0, err
+    assert "program.options.seed: 0 -> 1 (option)" in out
+    assert "torch.threads.env.OMP_NUM_THREADS: 1 -> 2 (env)" in out
+    assert "OMP_NUM_THREADS=2" in out  # the largest rerun's environment
+    settable, cannot = out.split("cannot be set here:")
+    assert "PYTHONPATH" not in settable
+    assert "torch.threads.env.PYTHONPATH" in cannot
+    assert len(client.search_runs([experiment])) == before
+    assert project.leftovers() == []
 
 
-def test_a_whole_rerun_prints_its_diff_against_the_run(project: Project) -> None:
-    out = project.cli("rerun", project.ids["a"])
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert "reproduced: every metric equal, bit for bit, over the whole run" in out.stdout
-    assert "verdict: same_results" in out.stdout
+def cli_here(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
+) -> tuple[int, str, str]:
+    """The command line in this process (its startup is what costs, not its checks), with what
+    it sets in the environment put back afterwards."""
+    from mlflow_fingerprint.cli.main import main
+    from mlflow_fingerprint.tracking import store
+
+    for name in (*store.CLI_ENV_DEFAULTS, store.HTTP_TIMEOUT):
+        was = os.environ.get(name)
+        monkeypatch.setenv(name, was or "")  # remembered as it was, put back after the test
+        if was is None:
+            monkeypatch.delenv(name)
+    monkeypatch.setattr(store, "_cli_mode", store._cli_mode)
+    capsys.readouterr()
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["rerun", "RUN_interactive"], "started interactively"),
-        (["rerun", "RUN_dirty"], "no longer applies"),
+        (["rerun", "RUN_dirty"], "stored diff is not the one it ran with"),
+        (["rerun", "RUN_stale"], "no longer applies"),
         (["bisect", "0" * 32, "1" * 32], "no run with id"),
         (["rerun", "a" * 31], "not a fingerprint file"),
         (["rerun", "RUN_a", "--set", "seeds.requested=many"], "seeds.requested"),
-        (
-            ["rerun", "RUN_a", "--set", "program.options.steps=oops", "--until-step", "1"],
-            "the training failed in the rerun",
-        ),
+        (["rerun", "RUN_a", "--set", "numerics.env.LD_PRELOAD=/x.so"], "LD_PRELOAD"),
+        (["rerun", "RUN_a", "--timeout", "0"], "--timeout must be a number of seconds"),
+        (["rerun", "RUN_abs_entry"], "the entry point"),
+        (["rerun", "RUN_up_entry"], "the entry point '../canary.py'"),
+        (["rerun", "RUN_argv0"], "argv[0]"),
+        (["rerun", "RUN_cwd_out"], "the working directory '../..'"),
+        (["rerun", "RUN_stdlib"], "module 'http.server'"),
+        (["bisect", "RUN_argv0", "RUN_seed"], "argv[0]"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(project: Project, args: list[str], message: str) -> None:
+def test_bad_input_is_one_line_and_exit_2(
+    project: Project,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    message: str,
+) -> None:
+    monkeypatch.chdir(project.repo)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", project.uri)
     args = [project.ids[a[4:]] if a.startswith("RUN_") else a for a in args]
-    out = project.cli(*args)
-    assert out.returncode == 2, out.stdout + out.stderr
-    errors = [line for line in out.stderr.splitlines() if ": error: " in line]
-    assert len(errors) == 1, out.stderr
-    assert message in errors[0], out.stderr
-    assert "Traceback" not in out.stderr
+    code, out, err = cli_here(monkeypatch, capsys, *args)
+    assert code == 2, out + err
+    errors = [line for line in err.splitlines() if ": error: " in line]
+    assert len(errors) == 1, err
+    assert message in errors[0], err
+    assert "Traceback" not in err
+    assert not (project.base / "canary").exists()
+    assert project.leftovers() == []
+
+
+def test_a_training_that_fails_in_a_rerun_is_one_line(
+    project: Project, jobs: dict[str, Any]
+) -> None:
+    message = jobs["rerun:oops"]
+    assert "\n" not in message
+    assert "the training failed in the rerun (exit 2)" in message
+    assert "invalid int value" in message
     assert project.leftovers() == []
 
 
 def test_diff_names_the_bisect_that_settles_it(project: Project) -> None:
-    out = project.cli("diff", project.ids["a"], project.ids["lr"])
-    assert out.returncode == 1, out.stderr
-    assert f"fingerprint bisect {project.ids['a']} {project.ids['lr']}" in out.stdout
-    same = project.cli("diff", project.ids["a"], project.ids["a"])
-    assert "fingerprint bisect" not in same.stdout
+    import mlflow_fingerprint as mfp
+    from mlflow_fingerprint.present import render
+
+    a, lr = project.ids["a"], project.ids["lr"]
+    notes = mfp.diff(a, lr, tracking_uri=project.uri).notes
+    assert f"fingerprint bisect {a} {lr}" in " ".join(notes)
+    same = mfp.diff(a, a, tracking_uri=project.uri)
+    assert "fingerprint bisect" not in render(same, "text")
+
+
+# -- time bounds and signals ---------------------------------------------------------------------
+
+
+def test_sigterm_ends_the_training_its_worktree_and_its_run(
+    project: Project, jobs: dict[str, Any]
+) -> None:
+    end = jobs["signal:term"]
+    assert end.code == 128 + signal.SIGTERM, end.err[-3000:]
+    assert "fingerprint: ended by SIGTERM" in end.err
+    assert "Traceback" not in end.err
+    assert end.training
+    assert end.left == []
+    assert not any(alive(pid) for pid in end.training)
+    with pytest.raises(ProcessLookupError):  # the training led its own process group
+        os.killpg(min(end.training), 0)
+    assert end.tree is not None
+    assert not end.tree.exists()
+    run = project.client().get_run(end.run_id)
+    assert run.info.status == "KILLED"
+    assert "SIGTERM" in run.data.tags[layout.INTERNAL_END_REASON]
+
+
+def test_a_rerun_past_its_time_bound_is_ended_and_its_run_failed(
+    project: Project, jobs: dict[str, Any]
+) -> None:
+    end = jobs["signal:timeout"]
+    assert end.code == 2, end.err[-3000:]
+    (line,) = [line for line in end.err.splitlines() if ": error: " in line]
+    assert "ran past its time bound of 30 s" in line
+    assert end.left == []
+    assert end.tree is not None
+    assert not end.tree.exists()
+    assert end.run_id is not None  # its training had opened its run
+    run = project.client().get_run(end.run_id)
+    assert run.info.status == "FAILED"
+    assert "time bound" in run.data.tags[layout.INTERNAL_END_REASON]
+
+
+def test_a_timed_out_job_ends_its_whole_process_group(tmp_path: Path) -> None:
+    """The executor alone: a job that ignores SIGINT and started a child of its own."""
+    from mlflow_fingerprint.prove.launch import Job
+    from mlflow_fingerprint.prove.process import LocalProcess, TimedOut
+
+    pids = tmp_path / "pids"
+    code = (
+        "import os, signal, subprocess, sys, time\n"
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+        f"open({str(pids)!r}, 'w').write(f'{{os.getpid()}} {{child.pid}}')\n"
+        "time.sleep(600)\n"
+    )
+    job = Job((sys.executable, "-c", code), tmp_path, dict(os.environ), timeout_s=3)
+    started = time.monotonic()
+    with pytest.raises(TimedOut):
+        LocalProcess(grace_s=1).execute(job)
+    assert time.monotonic() - started < 30
+    started_pids = [int(p) for p in pids.read_text().split()]
+    wait_until(lambda: not any(alive(p) for p in started_pids), 10, "the group ends")

@@ -1,5 +1,5 @@
 """Bad input read as a fingerprint, through the real ``fingerprint`` command: a record with no
-section this release knows (whatever its ``schema_version``), a tolerance that is not a finite
+section this release knows, a record from a newer release, a tolerance that is not a finite
 number >= 0, and a FIFO named ``x.json`` each end with exit 2 and one line on stderr, never a
 comparison (exit 0) or a hang."""
 
@@ -44,7 +44,6 @@ def one_line(done: subprocess.CompletedProcess[str]) -> str:
         ({"schema_version": 1}, "none of the sections"),
         ({"schema_version": 1, "hashes": {}, "tool_version": "0.1.0"}, "none of the sections"),
         ({"schema_version": 1, "weather": {"rain": True}}, "none of the sections"),
-        ({"schema_version": 7, "quantum": {"qubits": 5}}, "none of the sections"),
     ],
 )
 @pytest.mark.parametrize("command", ["diff", "show"])
@@ -62,12 +61,19 @@ def test_a_record_without_a_known_section_is_refused(
     assert "bad.json" in message
 
 
-def test_a_newer_record_with_known_sections_still_compares(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", ["diff", "show"])
+def test_a_newer_record_is_refused_naming_its_version_and_the_upgrade(
+    command: str, tmp_path: Path
+) -> None:
+    """A record written by a newer release may mean what this one cannot read (issue 25): it is
+    refused, even with every section this release knows, rather than compared."""
     newer = {**cpu_record(), "schema_version": 7, "quantum": {"qubits": 5}}
     path = tmp_path / "newer.json"
     path.write_text(json.dumps(newer))
-    done = fingerprint("diff", str(path), str(path), cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    args = [str(path), str(path)] if command == "diff" else [str(path)]
+    message = one_line(fingerprint(command, *args, cwd=tmp_path))
+    assert "schema_version 7" in message
+    assert "pip install --upgrade mlflow-fingerprint" in message
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-1", "NaN"])

@@ -11,20 +11,25 @@ import pytest
 from mlflow_fingerprint import diff
 from support.trained import TrainedRuns
 
-# pair -> (A, B, the field that must rank first)
+# pair -> (A, B, the change that must rank first, a field it set or None)
 PAIRS = {
-    "seed": ("a", "seed1", "seeds.requested"),
-    "seeded vs unseeded": ("a", "unseeded1", "seeds.requested"),
-    "two unseeded": ("unseeded1", "unseeded2", "seeds.torch_initial_seed"),
-    "batch size": ("a", "batch32", "data.loaders.0.batch_size"),
+    "seed": ("a", "seed1", "program.options.seed", "seeds.requested"),
+    "seeded vs unseeded": ("a", "unseeded1", "program.options.seed", "seeds.requested"),
+    "batch size": ("a", "batch32", "program.options.batch-size", "data.loaders.0.batch_size"),
     "num_workers with random augmentation": (
         "aug_workers0",
         "aug_workers2",
+        "program.options.num-workers",
         "data.loaders.0.num_workers",
     ),
-    "deterministic flag": ("a", "deterministic", "determinism.deterministic_algorithms"),
-    "thread count": ("threads2", "threads1", "torch.threads.intra_op"),
-    "dirty git tree": ("a", "dirty", "git.dirty"),
+    "deterministic flag": (
+        "a",
+        "deterministic",
+        "program.options.deterministic",
+        "determinism.deterministic_algorithms",
+    ),
+    "thread count": ("threads2", "threads1", "program.options.threads", "torch.threads.intra_op"),
+    "dirty git tree": ("a", "dirty", "git.dirty", None),
 }
 
 
@@ -44,13 +49,24 @@ def test_identical_runs_give_same_results_and_exit_0(runs):
 
 @pytest.mark.parametrize("pair", PAIRS, ids=list(PAIRS))
 def test_single_change_pair_is_explained_by_the_changed_setting(runs, pair):
-    a, b, changed = PAIRS[pair]
+    a, b, changed, consequence = PAIRS[pair]
     report = diff(runs[a], runs[b], tracking_uri=runs["uri"])
-    assert report.differences[0].field == changed, [d.field for d in report.differences][:5]
+    top = report.differences[0]
+    assert top.field == changed, [d.field for d in report.differences][:5]
+    if consequence is not None:  # one change, with the fields it set beneath it
+        assert consequence in [c.field for c in top.consequences]
     metrics_equal = all(m.equal for m in report.metrics)
     assert report.verdict == ("same_results" if metrics_equal else "explained")
     assert report.exit_code == 1
     assert {m.name for m in report.metrics} >= {"loss", "val_error"}
+
+
+def test_two_unseeded_runs_are_nondeterministic(runs):
+    report = diff(runs["unseeded1"], runs["unseeded2"], tracking_uri=runs["uri"])
+    assert report.verdict == "nondeterministic"
+    assert report.effective_differences == ()
+    assert report.enablers[0].field == "seeds.requested"
+    assert next(m for m in report.metrics if m.name == "loss").first_divergence_step == 0
 
 
 @pytest.mark.parametrize(
@@ -58,13 +74,12 @@ def test_single_change_pair_is_explained_by_the_changed_setting(runs, pair):
     [
         "seed",
         "seeded vs unseeded",
-        "two unseeded",
         "batch size",
         "num_workers with random augmentation",
     ],
 )
 def test_a_change_of_random_stream_or_recipe_changes_the_loss_from_the_first_steps(runs, pair):
-    a, b, _ = PAIRS[pair]
+    a, b, _, _ = PAIRS[pair]
     report = diff(runs[a], runs[b], tracking_uri=runs["uri"])
     assert report.verdict == "explained"
     loss = next(m for m in report.metrics if m.name == "loss")
@@ -75,7 +90,9 @@ def test_a_change_of_random_stream_or_recipe_changes_the_loss_from_the_first_ste
 def test_num_workers_is_harmless_for_a_dataset_that_draws_nothing_and_the_losses_agree(runs):
     report = diff(runs["a"], runs["workers2"], tracking_uri=runs["uri"])
     assert report.effective_differences == ()
-    workers = report.differences[0]
+    option = report.differences[0]  # --num-workers 2: it set only the worker count
+    assert (option.field, option.effect) == ("program.options.num-workers", "none")
+    workers = option.consequences[0]
     assert (workers.field, workers.effect) == ("data.loaders.0.num_workers", "none")
     assert workers.explanation == (
         "The dataset draws no random numbers in its workers, and the worker count does not "
@@ -90,13 +107,17 @@ def test_num_workers_is_harmless_for_a_dataset_that_draws_nothing_and_the_losses
 def test_num_workers_is_the_top_randomness_cause_for_a_dataset_that_augments(runs):
     report = diff(runs["aug_workers0"], runs["aug_workers2"], tracking_uri=runs["uri"])
     top = report.differences[0]
-    assert (top.field, top.effect) == ("data.loaders.0.num_workers", "randomness")
-    assert "draw random numbers while loading (draws_random)" in top.explanation
+    assert (top.field, top.effect) == ("program.options.num-workers", "randomness")
+    workers = top.consequences[0]
+    assert (workers.field, workers.effect) == ("data.loaders.0.num_workers", "randomness")
+    assert "draw random numbers while loading (draws_random)" in workers.explanation
 
 
 def test_the_deterministic_pair_says_which_run_asked_for_it(runs):
     report = diff(runs["a"], runs["deterministic"], tracking_uri=runs["uri"])
-    first, second = report.differences[:2]
+    option = report.differences[0]
+    assert option.field == "program.options.deterministic"
+    first, second = option.consequences[:2]
     assert first.field == "determinism.deterministic_algorithms"
     assert (second.field, second.effect) == ("determinism.requested.mode", first.effect)
     assert second.explanation == (

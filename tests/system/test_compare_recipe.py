@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ from mlflow_fingerprint import diff, layout
 from support.gitrepo import git
 from support.paths import JOBS, ROOT
 from support.records import new_store
+from support.scripts import run_for_json
 
 SCRIPT = JOBS / "recipe_script.py"
 
@@ -39,17 +38,10 @@ def run_script(repo: Path, uri: str, name: str) -> str:
     script, args, extra = RUNS[name]
     paths = [str(ROOT / "src"), str(ROOT / "examples"), os.environ.get("PYTHONPATH", "")]
     env = {**os.environ, **extra, "PYTHONPATH": os.pathsep.join(paths)}
+    env.pop("PYTHONHASHSEED", None)  # as a user's shell has it: string hashes salted
     env.pop("RECIPE_LR_SCALE", None) if "RECIPE_LR_SCALE" not in extra else None
-    out = subprocess.run(
-        [sys.executable, script, *args, "--tracking-uri", uri, "--run-name", name],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])["run_id"]
+    args = [script, *args, "--tracking-uri", uri, "--run-name", name]
+    return str(run_for_json(args, repo, env)["run_id"])
 
 
 @pytest.fixture(scope="module")
@@ -86,20 +78,31 @@ def all_text(report) -> str:
     return json.dumps(report.to_dict())
 
 
+def every_difference(report) -> dict:
+    """Field -> difference, consequences included."""
+    return {x.field: x for d in report.differences for x in (d, *d.consequences)}
+
+
 def test_a_command_line_option_explains_the_pair(runs) -> None:
     report = report_of(runs, "a", "lr")
     assert report.verdict == "explained"
-    first = report.differences[0]
+    (first,) = report.effective_differences  # one change, with what it set beneath it
     assert first.field == "program.options.lr"
     assert first.effect == "recipe"
     assert first.explanation == "argument --lr: 0.05 vs 0.02"
-    fields = {d.field: d for d in report.differences}
+    fields = {d.field: d for d in first.consequences}
     assert fields["params.lr"].explanation == "param lr: 0.05 vs 0.02"
     assert fields["program.call.lr"].explanation == "call argument lr: 0.05 vs 0.02"
     (loss,) = [m for m in report.metrics if m.name == "loss"]
     assert loss.first_divergence_step == 1  # equal at step 0: the weights started alike
     assert not [d for d in report.differences if d.field.startswith("seeds.")]
-    assert not report.enablers  # the program seeded itself: no "neither run set a seed"
+    # the program seeded itself: no "neither run set a seed"
+    assert "seeds.requested" not in [e.field for e in report.enablers]
+    # "scaled" has A's recipe and seed but differs for a reason nothing records, while "a" and
+    # "a_again" reproduce bit for bit: no noise band is drawn from it
+    assert loss.spread is not None
+    assert (loss.spread.band, loss.spread.outside) == (0.0, True)
+    assert any("with nothing recorded to tell why" in n for n in report.notes)
 
 
 def test_an_untracked_copy_of_the_script_is_the_entry_point(runs) -> None:
@@ -108,7 +111,7 @@ def test_an_untracked_copy_of_the_script_is_the_entry_point(runs) -> None:
     first = report.differences[0]
     assert first.field == "program.entry.path"
     assert first.explanation.startswith("entry point: train.py vs my_experiment.py (untracked)")
-    fields = {d.field: d for d in report.differences}
+    fields = every_difference(report)
     assert fields["params.momentum"].explanation == "param momentum: 0.0 vs 0.9"
     assert fields["git.untracked_count"].effect == "none"
     assert "branch name" not in fields["git.untracked_count"].explanation
@@ -117,21 +120,23 @@ def test_an_untracked_copy_of_the_script_is_the_entry_point(runs) -> None:
 def test_program_seeds_1_and_2_are_the_seeds(runs) -> None:
     report = report_of(runs, "a", "seed2")
     assert report.verdict == "explained"
-    first = report.differences[0]
-    assert first.field.startswith("seeds.")
-    assert first.effect == "randomness"
-    assert "Seeds set by the program" in first.explanation
-    assert "1 in A and 2 in B" in first.explanation
+    (first,) = report.effective_differences
+    assert (first.field, first.effect) == ("program.options.seed", "randomness")
+    (seed,) = [c for c in first.consequences if c.effect != "none"]
+    assert seed.field == "seeds.torch_initial_seed"
+    assert "Seeds set by the program" in seed.explanation
+    assert "1 in A and 2 in B" in seed.explanation
     assert "Neither run" not in all_text(report)
-    assert not report.enablers
+    assert "seeds.requested" not in [e.field for e in report.enablers]
 
 
 def test_a_program_seed_against_an_unseeded_run_says_which_is_which(runs) -> None:
     report = report_of(runs, "a", "unseeded")
     assert report.verdict == "explained"
     first = report.differences[0]
-    assert first.field.startswith("seeds.")
-    assert first.explanation.startswith("A's program seeded torch with 1; B was not seeded")
+    assert first.field == "program.options.seed"
+    seeds = every_difference(report)["seeds.torch_initial_seed"]
+    assert seeds.explanation.startswith("A's program seeded torch with 1; B was not seeded")
     assert "Neither run" not in all_text(report)
 
 
@@ -140,7 +145,7 @@ def test_two_program_seeded_equal_runs_are_the_same_and_not_called_unseeded(runs
     assert report.verdict == "same_results"
     assert all(m.bitwise_equal for m in report.metrics)
     assert not [d for d in report.differences if d.effect != "none"]
-    assert not report.enablers
+    assert [e.field for e in report.enablers] == ["seeds.pythonhashseed"]  # unset, as run here
     text = all_text(report).lower()
     for claim in ("unseeded", "neither run", "was not seeded", "differ every", "draws fresh"):
         assert claim not in text
@@ -158,7 +163,9 @@ def test_a_change_nothing_records_is_unexplained_and_says_what_is_ruled_out(runs
     report = report_of(runs, "a", "scaled")
     assert report.verdict == "unexplained"
     assert not [d for d in report.differences if d.effect != "none"]
-    assert not report.enablers
+    # salted string hashes (PYTHONHASHSEED unset) act as the program sets up, from step 0: they
+    # are listed, and ruled out by the curves
+    assert [e.field for e in report.enablers] == ["seeds.pythonhashseed"]
     (loss,) = [m for m in report.metrics if m.name == "loss"]
     assert loss.first_divergence_step == 1
     note = " ".join(report.notes)

@@ -13,16 +13,23 @@ import mlflow_fingerprint as mfp
 
 # Where each public name is defined: what the package re-exported before it was lazy.
 DEFINED_IN = {
+    "BisectResult": "mlflow_fingerprint.prove.results",
+    "DryRun": "mlflow_fingerprint.prove.results",
+    "Explanation": "mlflow_fingerprint.compare.explain",
     "Fingerprint": "mlflow_fingerprint.model.fingerprint",
     "FingerprintError": "mlflow_fingerprint.model.fingerprint",
     "Report": "mlflow_fingerprint.compare",
+    "RerunResult": "mlflow_fingerprint.prove.results",
     "RunInfo": "mlflow_fingerprint.capture",
     "__version__": "mlflow_fingerprint.version",
+    "bisect": "mlflow_fingerprint.prove.bisection",
     "capture": "mlflow_fingerprint.capture",
     "dataloader_generator": "mlflow_fingerprint.run",
     "diff": "mlflow_fingerprint.compare",
+    "explain": "mlflow_fingerprint.compare.explain",
     "fingerprinted": "mlflow_fingerprint.run",
     "log_metrics": "mlflow_fingerprint.run",
+    "rerun": "mlflow_fingerprint.prove.reproduce",
     "seed_everything": "mlflow_fingerprint.run",
     "seed_worker": "mlflow_fingerprint.run",
     "watch": "mlflow_fingerprint.run.watch",

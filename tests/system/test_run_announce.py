@@ -48,7 +48,9 @@ def test_each_run_prints_the_command_that_diffs_it_with_the_previous_one(
     report = json.loads(capsys.readouterr().out)
     assert code == 1
     assert (report["a"]["run_id"], report["b"]["run_id"]) == (first, second)
-    assert report["differences"][0]["field"] == "seeds.requested"
+    top = report["differences"][0]  # one change: the --seed option, with the seeds it set
+    assert top["field"] == "program.options.seed"
+    assert "seeds.requested" in [c["field"] for c in top["consequences"]]
 
 
 def test_the_first_run_of_an_experiment_has_nothing_to_compare_with(

@@ -162,6 +162,7 @@ def test_callback_records_the_fit_in_a_run_of_its_own(
     record = _fingerprint(uri, result["run_id"], tmp_path)
     assert tags[layout.TAG_HASH] == record["hashes"]["fingerprint"]
     assert record["tensorflow"]["global_seed"] == 3
+    assert record["keras"]["global_seed"] == 3  # Keras keeps it per thread: read on the fit's
     assert record["keras"]["backend"] == "tensorflow"
     assert record["data"]["declared"] == {"batch_size": 100, "epochs": 2}
     # every batch once (steps 1..n), every epoch once (steps 0..epochs-1)
@@ -202,6 +203,7 @@ def test_fingerprinted_function_that_calls_fit(
     record = _fingerprint(uri, result["run_id"], tmp_path)
     assert record["tensorflow"]["imported"] is True
     assert record["tensorflow"]["global_seed"] == 5  # seed_everything reached TensorFlow
+    assert record["keras"]["global_seed"] == 5  # and Keras, on the training thread
     assert record["seeds"]["requested"] == 5
     assert run.data.tags[layout.TAG_TENSORFLOW] == "2.21.0"
     batches = result["batches"] * result["epochs"]

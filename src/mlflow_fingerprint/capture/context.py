@@ -54,6 +54,14 @@ class RunInfo:
     stage: str = "capture"
     # The decorated function's arguments by name (``program.call`` keeps the scalars).
     call: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    # The program's options with their defaults (``capture/options.py``), read on its thread.
+    options: Any = None  # options.FoundOptions | None
+    # The RNGs read on the training thread at its first step (``seeds.first_step_seeds``): the
+    # seed the program trained with, whoever set it.
+    first_step: Mapping[str, Any] | None = None
+    # What frameworks keep per thread, read on the training thread (``thread_values``); None:
+    # read on the thread that captures.
+    thread_values: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ the OS, which keeps a whole capture well under what a single ``pip list`` costs.
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import threading
 import time
 from collections.abc import Callable
@@ -134,6 +135,9 @@ def capture(
     git probe looks for the repository (default: the current directory); ``timeout_s`` bounds
     each probe (default: ``MLFLOW_FINGERPRINT_PROBE_TIMEOUT``, 10 s).
     """
+    run = run or RunInfo()
+    if run.thread_values is None:  # read here, on the caller's thread: probes run on their own
+        run = dataclasses.replace(run, thread_values=tensorflow_info.thread_values())
     ctx = make_context(run, nvml, Path(cwd) if cwd is not None else None)
     timeout = settings().probe_timeout_s if timeout_s is None else timeout_s
     sections = run_probes(ctx, PROBES, timeout)

@@ -6,18 +6,9 @@ import sys
 from typing import Any
 
 from ..model.fingerprint import unavailable
+from ..model.variables import DETERMINISM_ENV
 from .context import DeterminismRequest, ProbeContext
 from .reading import env_values, read, torch_missing
-
-DETERMINISM_ENV = (
-    "CUBLAS_WORKSPACE_CONFIG",
-    "CUDA_LAUNCH_BLOCKING",
-    "MKL_CBWR",
-    "ATEN_CPU_CAPABILITY",
-    "TORCHINDUCTOR_DETERMINISTIC",
-    "TORCHINDUCTOR_MAX_AUTOTUNE",
-    "TORCHINDUCTOR_FALLBACK_RANDOM",
-)
 
 
 def _deterministic_algorithms(torch: Any) -> Any:

@@ -13,14 +13,9 @@ from typing import Any
 
 from ..model.fingerprint import is_unavailable, unavailable
 from ..model.precision import normalise_precision
+from ..model.variables import NUMERICS_ENV
 from .context import ProbeContext
 from .reading import _MISSING, attr, env_values, read, safe, torch_missing
-
-NUMERICS_ENV = (
-    "NVIDIA_TF32_OVERRIDE",
-    "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE",
-    "TORCH_BLAS_PREFER_CUBLASLT",  # the initial value of preferred_blas_library
-)
 
 # backend node -> chain of fp32_precision attributes, most specific first.
 PRECISION_CHAINS: dict[str, tuple[str, ...]] = {

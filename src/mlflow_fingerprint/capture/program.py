@@ -57,8 +57,17 @@ def repo_root(start: Path) -> Path | None:
     return None
 
 
-def _redact_value(name: str | None, value: str, secrets: set[str]) -> str:
-    if name is not None and SECRET_NAME.search(name):
+def secret_name(name: str) -> bool:
+    """Whether an option or argument name says its value is secret (``--api-key``, ``token``);
+    a dash spells the same word as an underscore."""
+    return bool(SECRET_NAME.search(name.lstrip("-").replace("-", "_")))
+
+
+def redact_option(name: str | None, value: str, secrets: set[str]) -> str:
+    """The value of option (or argument) ``name`` as it may be stored or shown: masked whole
+    where the name says it is secret, else with what looks like a secret masked. The one rule for
+    a command line's options and for the options a rerun is given (``--set``)."""
+    if name is not None and secret_name(name):
         return MASK
     return redact_text(value, secrets)
 
@@ -76,9 +85,9 @@ def redact_argv(argv: Sequence[str], secrets: set[str]) -> list[str]:
         secret_option = False
         if arg.startswith("-") and "=" in arg:
             name, value = arg.split("=", 1)
-            out.append(f"{name}={_redact_value(name, value, secrets)}")
+            out.append(f"{name}={redact_option(name, value, secrets)}")
         elif arg.startswith("-"):
-            secret_option = bool(SECRET_NAME.search(arg.lstrip("-")))
+            secret_option = secret_name(arg)
             out.append(arg)
         else:
             out.append(redact_text(arg, secrets))
@@ -235,15 +244,35 @@ def call_arguments(func: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) ->
     }
 
 
-def scalar_call(values: Mapping[str, Any], secrets: set[str]) -> dict[str, Any]:
-    """The arguments that are scalars, strings redacted; everything else is left out."""
+def scalar_call(
+    values: Mapping[str, Any], secrets: set[str], keep_lists: bool = False
+) -> dict[str, Any]:
+    """The arguments that are scalars (and, with ``keep_lists``, lists of them), strings
+    redacted, a secret-named one masked whatever its type; everything else is left out."""
     out: dict[str, Any] = {}
     for name, value in values.items():
-        if value is None or isinstance(value, bool | int | float):
+        if value is not None and secret_name(name):
+            out[name] = MASK
+        elif value is None or isinstance(value, bool | int | float):
             out[name] = value
         elif isinstance(value, str):
-            out[name] = _redact_value(name, value, secrets)
+            out[name] = redact_option(name, value, secrets)
+        elif keep_lists and isinstance(value, list):
+            out[name] = [
+                redact_option(None, v, secrets) if isinstance(v, str) else v for v in value
+            ]
     return out
+
+
+def program_options(found: Any, argv: Sequence[str], secrets: set[str]) -> tuple[Any, str]:
+    """``program.options`` and where they were read: the program's own values with their
+    defaults where ``capture/options.py`` found them, else the (redacted) command line parsed."""
+    if found is not None:
+        return scalar_call(dict(found.values), secrets, keep_lists=True), found.source
+    parsed = parse_options(argv[1:])
+    if parsed is None:
+        return unavailable("the command line is not --name value pairs"), "argv"
+    return parsed, "argv"
 
 
 def probe(ctx: ProbeContext) -> dict[str, Any]:
@@ -258,14 +287,15 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
         entry["path"] = None  # an installed module: its name and content say which, not where
     if entry_path is not None and argv and Path(argv[0]).resolve() == entry_path:
         argv[0] = entry["path"]  # the same script run from elsewhere is the same command
-    options = parse_options(argv[1:])
+    options, source = program_options(ctx.run.options, argv, secrets)
     section: dict[str, Any] = {
         "argv": argv,
         # Where the command ran, relative to the repository: a rerun starts it there again.
         "cwd": _relative(ctx.cwd.resolve(), root),
-        "options": options
-        if options is not None
-        else unavailable("the command line is not --name value pairs"),
+        "options": options,
+        # argv: only what the command line says (an option left out has no known value);
+        # otherwise where the values with their defaults were read (``capture/options.py``).
+        "options_source": source,
         "entry": entry,
         "call": scalar_call(ctx.run.call, secrets),
     }

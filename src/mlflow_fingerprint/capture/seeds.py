@@ -66,6 +66,28 @@ def seed_origin(requested: Any, seeded_by: Any, initial_seed: Any) -> SeedOrigin
     return "unseeded"
 
 
+def first_step_seeds(stage: str, torch: Any) -> dict[str, Any]:
+    """What the RNGs hold when training starts (``stage``: the first DataLoader iterator is
+    created, or the first metric is logged), read on the training thread: after the program's
+    own seeding, wherever it seeds, so a program that calls ``torch.manual_seed(0)`` itself and a
+    run the decorator seeded with 0 show the same seed. A few microseconds: one seed and three
+    state digests."""
+    return {
+        "stage": stage,
+        "torch_initial_seed": safe(torch.initial_seed) if torch is not None else None,
+        "state_digests": rng_state_digests(torch),
+    }
+
+
+def trained_seed(first_step: Any, initial_seed: Any) -> Any:
+    """torch's seed when training started where it was read then, else as read now."""
+    if isinstance(first_step, dict):
+        seed = first_step.get("torch_initial_seed")
+        if isinstance(seed, int) and not isinstance(seed, bool):
+            return seed
+    return initial_seed
+
+
 def probe(ctx: ProbeContext) -> dict[str, Any]:
     run = ctx.run
     torch = ctx.torch
@@ -74,14 +96,18 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
         if torch is not None
         else unavailable(ctx.torch_error or "torch is not installed")
     )
+    first_step = dict(run.first_step) if run.first_step is not None else None
+    seed = trained_seed(first_step, initial_seed)
     section: dict[str, Any] = {
         "requested": run.requested_seed,
         "seeded_by": run.seeded_by,
         "pythonhashseed": os.environ.get("PYTHONHASHSEED"),
         "hash_randomization": bool(sys.flags.hash_randomization),
         "torch_initial_seed": initial_seed,
-        "origin": seed_origin(run.requested_seed, run.seeded_by, initial_seed)
+        "origin": seed_origin(run.requested_seed, run.seeded_by, seed)
         or unavailable("torch's seed could not be read"),
+        # Read on the training thread when it started (None: not started when captured).
+        "at_first_step": first_step,
         # Volatile: whether torch's own seed could feed anything (a Keras program's capture may
         # be the only importer of torch).
         "torch_imported_by_program": imported_by_program(),

@@ -104,6 +104,16 @@ def _keras_seed(keras: Any) -> Any:
     return state.get_global_attribute("global_random_seed")
 
 
+def thread_values() -> dict[str, Any]:
+    """What Keras keeps per thread (its global seed: ``global_state`` is a ``threading.local``),
+    read on the calling thread, which must be the one that trains: a probe runs on a thread of
+    its own, where Keras holds nothing. Empty where Keras is not loaded."""
+    keras = loaded("keras")
+    if keras is None or isinstance(keras, str):
+        return {}
+    return {"keras.global_seed": safe(lambda: _keras_seed(keras))}
+
+
 def probe_keras(ctx: ProbeContext) -> dict[str, Any]:
     keras = loaded("keras")
     if keras is None:
@@ -116,6 +126,8 @@ def probe_keras(ctx: ProbeContext) -> dict[str, Any]:
         "backend": safe(keras.backend.backend),
         "mixed_precision_policy": safe(lambda: str(keras.mixed_precision.global_policy().name)),
         "floatx": safe(keras.backend.floatx),
-        "global_seed": safe(lambda: _keras_seed(keras)),
+        "global_seed": (ctx.run.thread_values or {}).get("keras.global_seed")
+        if ctx.run.thread_values is not None
+        else safe(lambda: _keras_seed(keras)),
         "env": env_values(KERAS_ENV),
     }

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..model.variables import THREAD_ENV
 from .context import ProbeContext
 from .reading import env_values, read, safe, torch_missing
 
-THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 _BUILD_KEYS = (
     "BLAS_INFO",
     "LAPACK_INFO",

@@ -1,4 +1,5 @@
-"""``--log-to RUN``: keep a diff report beside the run it concerns, as an MLflow artifact."""
+"""``--log-to RUN``: keep a report (of ``diff`` or ``explain``) beside a run, as an MLflow
+artifact."""
 
 from __future__ import annotations
 
@@ -38,8 +39,12 @@ def artifact_name(report: Report, extension: str) -> str:
 
 
 def log_report(mlflow_client: Any, run_id: str, report: Report, text: str, extension: str) -> str:
-    """Store ``text`` as an artifact of ``run_id``; returns the artifact path."""
-    path = artifact_name(report, extension)
+    """Store a diff report's ``text`` as an artifact of ``run_id``; returns the artifact path."""
+    return log_text(mlflow_client, run_id, text, artifact_name(report, extension))
+
+
+def log_text(mlflow_client: Any, run_id: str, text: str, path: str) -> str:
+    """Store ``text`` as the artifact ``path`` of ``run_id``; returns the path."""
     with tracking.store_errors(str(mlflow_client.tracking_uri)):
         mlflow_client.log_text(run_id, text, path)
     return path

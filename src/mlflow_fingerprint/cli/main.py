@@ -28,6 +28,7 @@ HANDLERS = {
     "sync": "cmd_sync:run",
     "rerun": "cmd_rerun:run",
     "bisect": "cmd_bisect:run",
+    "explain": "cmd_explain:run",
 }
 
 
@@ -59,7 +60,14 @@ def _rerun_options(p: argparse.ArgumentParser) -> None:
         "--timeout",
         type=float,
         metavar="SECONDS",
-        help="give up on a rerun whose training runs longer than this (default: no limit)",
+        help="end a rerun whose training runs longer than this, its process group and its run "
+        "(marked FAILED) with it (default: 3x the run's own wall time plus 2 minutes)",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the commit, entry point, argv, working directory, environment variables "
+        "and overrides each rerun would use, and run nothing",
     )
 
 
@@ -137,6 +145,48 @@ def build_parser() -> argparse.ArgumentParser:
     _rerun_options(p)
     _tracking(p)
     _output(p, ("text", "json", "markdown", "html"))
+
+    p = sub.add_parser(
+        "explain",
+        help="which recorded differences account for a metric's spread across an experiment",
+        description="Explain the spread of a metric across an experiment's runs: how much is "
+        "noise (runs equal but for their seeds), which recorded fields (options, params, code, "
+        "seeds, packages, torch, CUDA, GPU...) account for the rest, with an interval, which "
+        "moved together and cannot be separated, and which runs lie outside their replicates.",
+    )
+    p.add_argument("experiment", metavar="EXPERIMENT", help="experiment name or id")
+    p.add_argument(
+        "--metric",
+        metavar="NAME",
+        help="the metric to explain (default: the summary metric most runs share)",
+    )
+    p.add_argument(
+        "--at",
+        default="final",
+        metavar="final|STEP",
+        help="each run's last value (final, the default) or its value at step STEP",
+    )
+    p.add_argument(
+        "--filter",
+        metavar="EXPR",
+        help="only the runs this MLflow search filter matches, e.g. \"params.lr = '0.1'\"",
+    )
+    p.add_argument(
+        "--include-unfinished",
+        action="store_true",
+        help="also explain FAILED, KILLED and RUNNING runs (left out and listed by default)",
+    )
+    p.add_argument(
+        "--tracking-uri",
+        metavar="URI",
+        help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else MLflow's default)",
+    )
+    _output(p, ("text", "json", "markdown", "html"))
+    p.add_argument(
+        "--log-to",
+        metavar="RUN",
+        help="store the report as an artifact of RUN (a run id, or a run name of EXPERIMENT)",
+    )
 
     p = sub.add_parser("audit", help="what in this environment threatens reproducibility")
     _output(p, ("text", "json"))
@@ -221,7 +271,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_numbers(args)
         module = importlib.import_module(f"{__package__}.{module_name}")
         return int(getattr(module, func_name)(args) or 0)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        from ..errors import Terminated
+
+        if isinstance(exc, Terminated):  # SIGTERM/SIGHUP, let in only while a rerun runs
+            print(f"fingerprint: ended by {exc.name}", file=sys.stderr)
+            return 128 + exc.signum
         print("fingerprint: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:

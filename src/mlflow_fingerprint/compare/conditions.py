@@ -323,15 +323,36 @@ def _seed_side(label: str, record: Record) -> str:
     program = facts.program_seed(record)
     if program is not None:
         return f"{label}'s program seeded torch with {program}"
+    seed = facts.trained_seed(record)
+    if seed is not None:
+        return f"{label} was seeded with {seed}"
     if facts.seeded(record):
-        return f"{label} was seeded with {get_path(record, 'seeds.requested')}"
+        return f"{label} seeded TensorFlow, not torch"
     return f"{label} was not seeded, so it drew its own seed"
 
 
+def same_seed(ctx: Context) -> Outcome | None:
+    """Who seeded and how it was asked for differ, but torch trained from the same seed in both
+    runs: a program that calls ``torch.manual_seed(0)`` itself and a run the decorator seeded
+    with 0 draw the same numbers, so nothing here says they differ."""
+    a, b = facts.trained_seed(ctx.a), facts.trained_seed(ctx.b)
+    if a is None or a != b:
+        return None
+    return Outcome(
+        "none",
+        f"Both runs trained from torch seed {a} (A seeded {facts.seeder(ctx.a)}, B "
+        f"{facts.seeder(ctx.b)}): who set the seed differs, not the seed.",
+    )
+
+
 def unseeded(ctx: Context) -> Outcome | None:
-    """Two unseeded runs differ in the seed torch drew for itself; a program that seeds torch
+    """Two unseeded runs differ in the seed torch drew for itself: that is the draw the
+    "unseeded" enabler allows, not a setting either run changed. A program that seeds torch
     itself is seeded all the same, and its seed is the one that differs. Where they seeded
     TensorFlow instead (a Keras program), torch's own seed is a weak cause."""
+    same = same_seed(ctx)
+    if same is not None:
+        return same
     a, b = facts.program_seed(ctx.a), facts.program_seed(ctx.b)
     if a is not None and b is not None:
         return Outcome(
@@ -340,15 +361,14 @@ def unseeded(ctx: Context) -> Outcome | None:
             "initial weights, data order and dropout differ.",
             prior=3,
         )
-    if a is not None or b is not None:
+    seed_a, seed_b = facts.trained_seed(ctx.a), facts.trained_seed(ctx.b)
+    if seed_a is not None or seed_b is not None:
         return Outcome(
             "randomness",
             f"{_seed_side('A', ctx.a)}; {_seed_side('B', ctx.b)}: different initial weights, "
             "data order and dropout.",
             prior=3,
         )
-    if any(get_path(r, "seeds.requested") is not None for r in (ctx.a, ctx.b)):
-        return None
     if facts.seeded(ctx.a) or facts.seeded(ctx.b):
         if all(get_path(r, "seeds.torch_imported_by_program") is False for r in (ctx.a, ctx.b)):
             return Outcome(
@@ -365,10 +385,9 @@ def unseeded(ctx: Context) -> Outcome | None:
             prior=1,
         )
     return Outcome(
-        "randomness",
-        "Neither run was seeded, so each drew its own random seed: "
-        "different initial weights, data order and dropout.",
-        prior=3,
+        "none",
+        "Neither run was seeded, so torch drew a seed of its own in each: that draw is what the "
+        "unseeded enabler (seeds.requested) allows, not a setting that differs.",
     )
 
 
@@ -376,8 +395,8 @@ def rng_state(ctx: Context) -> Outcome | None:
     """State digests are a sound "same stream" test only when both were taken right after
     seeding with the same seed; anywhere else they are volatile."""
     after_seed = all(get_path(r, "seeds.captured_at_stage") == "after_seed" for r in (ctx.a, ctx.b))
-    same_seed = get_path(ctx.a, "seeds.requested") == get_path(ctx.b, "seeds.requested")
-    if after_seed and same_seed and facts.seeded(ctx.a):
+    same = get_path(ctx.a, "seeds.requested") == get_path(ctx.b, "seeds.requested")
+    if after_seed and same and facts.seeded(ctx.a):
         return Outcome(
             "randomness",
             "Same seed, yet a different RNG state right after seeding: "

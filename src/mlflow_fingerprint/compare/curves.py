@@ -43,6 +43,15 @@ def acts_from_step_0(field: str) -> bool:
     return any(_matches(pattern, field) for pattern in FROM_STEP_0)
 
 
+def difference_acts_from_step_0(d: Difference) -> bool:
+    """A field acting from step 0, or a change (an option) everything of which that changes
+    results does: ``--seed 1`` sets the seeds, which act from step 0."""
+    if acts_from_step_0(d.field):
+        return True
+    effective = [c for c in d.consequences if c.effect != "none"]
+    return bool(effective) and all(acts_from_step_0(c.field) for c in effective)
+
+
 def late_divergence(
     metrics: Sequence[MetricComparison], atol: float, rtol: float
 ) -> tuple[float, int] | None:
@@ -50,7 +59,7 @@ def late_divergence(
     equal at its first logged step and parts later; None where that is not so (or not exact)."""
     if atol or rtol:
         return None
-    differing = [m for m in metrics if not m.equal]
+    differing = [m for m in metrics if not m.equal and not m.summary]
     if not differing:
         return None
     found: list[tuple[float, int]] = []
@@ -77,7 +86,7 @@ def set_aside(
     differences: Sequence[Difference], first: float, parted: int
 ) -> tuple[tuple[Difference, ...], frozenset[str]]:
     """Differences re-ranked with those acting from step 0 last and marked; and their fields."""
-    ruled = frozenset(d.field for d in differences if acts_from_step_0(d.field))
+    ruled = frozenset(d.field for d in differences if difference_acts_from_step_0(d))
     if not ruled:
         return tuple(differences), ruled
     prefix = (
@@ -91,14 +100,30 @@ def set_aside(
         if d.field in ruled
     ]
     ordered = [*kept, *moved]
-    return tuple(dataclasses.replace(d, rank=i) for i, d in enumerate(ordered, start=1)), ruled
+    return tuple(
+        dataclasses.replace(
+            d,
+            rank=i,
+            consequences=tuple(dataclasses.replace(c, rank=i) for c in d.consequences),
+        )
+        for i, d in enumerate(ordered, start=1)
+    ), ruled
 
 
-# Enablers (``enablers.CHECKS``) whose variation shows in the first batch: no seed, and workers
-# drawing from unseeded streams.
-ENABLERS_FROM_STEP_0 = frozenset({"seeds.requested", "data.loaders"})
+# Enablers (``enablers.CHECKS``) whose variation shows in the first batch: no seed, generators the
+# program left unseeded, workers drawing from unseeded streams, and the order of sets of strings
+# (salted hashes), which a program fixes as it sets up (vocabularies, class and file lists).
+ENABLERS_FROM_STEP_0 = frozenset(
+    {
+        "seeds.requested",
+        "seeds.at_first_step.state_digests",
+        "seeds.pythonhashseed",
+        "data.loaders",
+    }
+)
 
 
 def enablers_left(enablers: Sequence[Enabler]) -> tuple[Enabler, ...]:
-    """Enablers that could still act after step 0 (GPU kernels, TF32); seeds and workers cannot."""
+    """Enablers that could still act after step 0 (GPU kernels, TF32); seeds, workers and the
+    order of sets of strings cannot."""
     return tuple(e for e in enablers if e.field not in ENABLERS_FROM_STEP_0)

@@ -12,14 +12,16 @@ from typing import Any
 
 from ..model.fingerprint import get_path
 from ..model.vocabulary import Verdict
+from .changes import flat, group, mark_unknown_options
 from .curves import enablers_left, late_divergence, ruled_out_note, set_aside
 from .enablers import find_enablers
 from .fields import field_changes
 from .partial import summary_record
 from .ranking import rank
-from .report import Difference, Enabler, MetricComparison, Report
+from .report import Difference, Enabler, MetricComparison, Report, within_noise
 from .resolve import Resolved, resolve
 from .settable import split
+from .summary import Logged, shared_summaries
 from .where import locate
 
 UNEXPLAINED_NOTE = (
@@ -27,6 +29,23 @@ UNEXPLAINED_NOTE = (
     "can vary them: the cause is outside the fingerprint (an environment variable the program "
     "reads, a data file, code outside the project)."
 )
+
+
+def noise_note(metrics: Sequence[MetricComparison], differences: Sequence[Difference]) -> str:
+    """Why differences that exist are not offered as the cause: replicates vary as much."""
+    runs = max(m.spread.runs for m in metrics if m.spread is not None)
+    effective = [d.field for d in differences if d.effect != "none"]
+    named = (
+        f"so {', '.join(effective)} {'is' if len(effective) == 1 else 'are'} not shown to have "
+        "changed them"
+        if effective
+        else "so nothing recorded is needed to explain them"
+    )
+    return (
+        f"The metrics differ by no more than {runs} replicate runs of the same recipe differ "
+        f"from each other (same recipe, env and numerics; only seeds and enablers' draws "
+        f"differ): run-to-run variation does as much, {named}."
+    )
 
 
 def verdict_of(
@@ -50,8 +69,9 @@ def shared_metric_names(a: Resolved, b: Resolved, only: Sequence[str] | None) ->
 
 def compare_metrics(
     a: Resolved, b: Resolved, names: Sequence[str], atol: float, rtol: float
-) -> tuple[tuple[MetricComparison, ...], tuple[str, ...]]:
-    """Histories of ``names`` in both runs, compared; plus notes on replicate runs."""
+) -> tuple[tuple[MetricComparison, ...], tuple[str, ...], bool]:
+    """Histories of ``names`` in both runs, compared; notes on replicate runs; and whether A and
+    B are replicates of each other (records equal but for seeds and enablers' draws)."""
     from ..tracking import history
     from ..tracking import store as tracking
     from . import replicates
@@ -60,18 +80,38 @@ def compare_metrics(
     uri = a.tracking_uri or tracking.effective_uri(None)
     mlflow_client = tracking.client(uri)
     results: list[MetricComparison] = []
+    logged_a, logged_b = {}, {}
     for name in names:  # one metric's two histories in memory at a time
         with tracking.store_errors(uri):
             (ha,) = history.fetch(mlflow_client, uri, str(a.ref.run_id), [name]).values()
             (hb,) = history.fetch(mlflow_client, uri, str(b.ref.run_id), [name]).values()
         results.append(compare(name, ha, hb, atol, rtol))
+        logged_a[name], logged_b[name] = Logged.of(ha), Logged.of(hb)
+    results = as_summaries(results, shared_summaries(logged_a, logged_b))
     if all(m.equal for m in results):
-        return tuple(results), ()
+        return tuple(results), (), False
     with tracking.store_errors(uri):
-        found, note = replicates.spreads(mlflow_client, a, b, results)
-    results = [dataclasses.replace(m, spread=found.get(m.name)) for m in results]
+        found, note, same_recipe = replicates.spreads(mlflow_client, uri, a, b, results)
+    results = [
+        dataclasses.replace(
+            m, spread=found.get(m.name), no_band=not m.equal and m.name not in found
+        )
+        for m in results
+    ]
     results, where_notes = locate_divergences(mlflow_client, uri, a, b, results)
-    return tuple(results), tuple(n for n in (note, *where_notes) if n)
+    return tuple(results), tuple(n for n in (note, *where_notes) if n), same_recipe
+
+
+def as_summaries(
+    results: Sequence[MetricComparison], summaries: frozenset[str]
+) -> list[MetricComparison]:
+    """The metrics in ``summaries`` marked as such: equal or not, they part at no step."""
+    return [
+        dataclasses.replace(m, summary=True, first_divergence_step=None)
+        if m.name in summaries
+        else m
+        for m in results
+    ]
 
 
 def locate_divergences(
@@ -116,7 +156,7 @@ def bisect_hint(
         return None
     if not all(get_path(r.record, "program.argv") for r in (a, b)):
         return None
-    settable = split(differences).knobs or any(
+    settable = split(flat(differences)).knobs or any(
         d.field.startswith(CODE_FIELDS) and d.effect != "none" for d in differences
     )
     if verdict == "explained" and not settable:
@@ -153,14 +193,16 @@ def diff(
             r if r.partial else dataclasses.replace(r, record=summary_record(r.record))
             for r in (ra, rb)
         )
-    differences = rank(field_changes(ra.record, rb.record), ra.record, rb.record)
+    changes = mark_unknown_options(field_changes(ra.record, rb.record), ra.record, rb.record)
+    differences = group(rank(changes, ra.record, rb.record))
     enablers = find_enablers(ra.record, rb.record)
     notes = [*ra.notes, *rb.notes]
     compared: tuple[MetricComparison, ...] = ()
+    same_recipe = False
     if ra.is_run and rb.is_run:
         names = shared_metric_names(ra, rb, metrics)
         if names:
-            compared, metric_notes = compare_metrics(ra, rb, names, atol, rtol)
+            compared, metric_notes, same_recipe = compare_metrics(ra, rb, names, atol, rtol)
             notes.extend(metric_notes)
         else:
             notes.append("the runs share no metric" + (" of those named" if metrics else ""))
@@ -174,6 +216,14 @@ def diff(
         verdict = verdict_of(compared, possible, enablers_left(enablers))
         if verdict == "unexplained":
             notes.append(ruled_out_note(*late))
+    # Within the noise of replicates, what differs is not shown to matter; unless A and B are
+    # replicates of one recipe, or something differing changes the random streams (a seed, a
+    # generator): such a change moves the numbers by just that noise, and is their cause.
+    random_change = any(d.effect == "randomness" for d in flat(differences))
+    noise = within_noise(compared) and not same_recipe and not random_change
+    if noise:
+        verdict = "nondeterministic"
+        notes.append(noise_note(compared, differences))
     if verdict == "unexplained":
         notes.append(UNEXPLAINED_NOTE)
     hint = bisect_hint(ra, rb, verdict, differences)
@@ -189,4 +239,5 @@ def diff(
         notes=tuple(notes),
         atol=atol,
         rtol=rtol,
+        within_noise=noise,
     )

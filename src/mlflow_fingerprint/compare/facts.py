@@ -118,10 +118,48 @@ def seeded(record: Record) -> bool:
     return seed_origin(record) in ("decorator", "program")
 
 
+def trained_seed(record: Record) -> int | None:
+    """The seed torch trained from, whoever set it: read when training started
+    (``seeds.at_first_step``), else when captured; None where torch drew its own (unseeded) or
+    it cannot be read."""
+    from ..capture.seeds import CHOSEN_SEED_LIMIT
+
+    seed = get_path(record, "seeds.at_first_step.torch_initial_seed")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        seed = get_path(record, "seeds.torch_initial_seed")
+    if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < CHOSEN_SEED_LIMIT:
+        return seed
+    requested = get_path(record, "seeds.requested")
+    if seed is None and isinstance(requested, int) and not isinstance(requested, bool):
+        return requested  # torch's seed not read (no torch): the seed asked for
+    return None
+
+
+def seeder(record: Record) -> str:
+    """Who set the seed torch trained from, in words."""
+    origin = seed_origin(record)
+    return {"decorator": "by the decorator", "program": "by the program itself"}.get(
+        str(origin), "as recorded"
+    )
+
+
+def hash_randomized(record: Record) -> bool:
+    """Python salted string hashes with a per-process random seed (PYTHONHASHSEED unset or
+    ``random``): the iteration order of sets of strings differs from process to process."""
+    if get_path(record, "seeds.hash_randomization") is not True:
+        return False
+    return get_path(record, "seeds.pythonhashseed") in (None, "random")
+
+
+def first_step_digests(record: Record) -> Mapping[str, Any]:
+    """The RNG state digests read when training started, where they were."""
+    found = get_path(record, "seeds.at_first_step.state_digests")
+    return found if isinstance(found, Mapping) else {}
+
+
 def program_seed(record: Record) -> int | None:
     """The seed a program set torch to itself, where it did."""
-    seed = get_path(record, "seeds.torch_initial_seed")
-    return seed if seed_origin(record) == "program" and isinstance(seed, int) else None
+    return trained_seed(record) if seed_origin(record) == "program" else None
 
 
 def tf_seed(record: Record) -> int | None:

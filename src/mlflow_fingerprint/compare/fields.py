@@ -9,7 +9,7 @@ Lists of scalars (CPU flags) are one value; lists of objects (GPUs, DataLoaders)
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,9 +21,19 @@ from ..model.precision import normalise_precision
 # not at all (hashes are derived from the fields that are compared).
 NOT_FIELDS = frozenset({"hashes", "tool_version", "captured_at"})
 
+
+def option_text(value: Any) -> Any:
+    """An option's number as the command line writes it: a run that recorded only its command
+    line has ``"0.05"`` where one that read the program's parser has ``0.05``."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
 # Fields with several spellings of one meaning, compared by meaning: fp32 precision "none" that
-# resolves to IEEE, "highest" and False all mean IEEE (determinism_kb.md (c)).
-NORMALISE = {"numerics.fp32_precision": normalise_precision}
+# resolves to IEEE, "highest" and False all mean IEEE (determinism_kb.md (c)); an option's value
+# typed or as text.
+NORMALISE = {"numerics.fp32_precision": normalise_precision, "program.options": option_text}
 
 
 @dataclass(frozen=True)
@@ -85,6 +95,38 @@ def walk(a: Any, b: Any, path: str = "") -> Iterator[FieldChange]:
         return
     if not same_value(a, b):
         yield FieldChange(path, a, b)
+
+
+def varying(records: Sequence[Any], path: str = "") -> Iterator[tuple[str, list[Any]]]:
+    """Every leaf where ``records`` do not all agree, with each record's value there: :func:`walk`
+    for many records at once (a record that is a leaf where others have fields stands in for
+    each of them; one that lacks a field has MISSING). A subtree equal in every record is passed
+    over whole, by ``==`` (C speed on a package list), which reads 1 and true as equal where
+    :func:`same_value` does not: no field of a record holds a bool in one run and a number in
+    another."""
+    first = records[0]
+    if all(r == first for r in records[1:]) and not any(
+        isinstance(r, float) and math.isnan(r) for r in records
+    ):
+        return
+    if any(_is_tree(r) or _is_object_list(r) for r in records):
+        children = [_children(r) for r in records]
+        fills = [MISSING if _is_container(r) else r for r in records]
+        for key in dict.fromkeys(k for c in children for k in c):
+            child = f"{path}.{key}" if path else key
+            yield from varying(
+                [c.get(key, fill) for c, fill in zip(children, fills, strict=True)], child
+            )
+        return
+    normalise = next((f for prefix, f in NORMALISE.items() if path.startswith(prefix + ".")), None)
+    values = [normalise(v) for v in records] if normalise is not None else list(records)
+    if any(not same_value(v, values[0]) for v in values[1:]):
+        yield path, values
+
+
+def leaf_paths(record: Any) -> set[str]:
+    """The dotted path of every leaf of ``record``, as :func:`varying` names them."""
+    return {path for path, _ in varying([MISSING, record])}
 
 
 def field_changes(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[FieldChange]:

@@ -1,9 +1,10 @@
 """Order field differences by how likely each is to be why the numbers differ.
 
-A recipe or randomness difference changes the trajectory outright, so it outranks a numerics one
-(last-bit differences that grow); those outrank fields that change nothing. Inside a class, a
-field only one run recorded comes after fields both recorded, then the rule's prior decides, then
-the rule's ``priority``, then the field path, so the order is stable from run to run.
+A field only one run recorded (or whose value is not known in one run) is a possible difference,
+never ranked above one both runs measured. Then a recipe or randomness difference changes the
+trajectory outright, so it outranks a numerics one (last-bit differences that grow); those
+outrank fields that change nothing. Inside a class the rule's prior decides, then the rule's
+``priority``, then the field path, so the order is stable from run to run.
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ def rank(
     classified: list[tuple[FieldChange, Classification]] = [(c, classify(c, a, b)) for c in changes]
     classified.sort(
         key=lambda item: (
-            TIER[item[1].effect],
+            item[1].effect == "none",
             unknown_side(item[0]),
+            TIER[item[1].effect],
             -item[1].prior,
             item[1].priority,
             item[0].path,

@@ -9,6 +9,7 @@ value is ``null``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +73,9 @@ def json_float(value: float | None) -> float | None:
 
 @dataclass(frozen=True)
 class Difference:
+    """One thing that differs; where it is a user's change (an option), the fields it switched
+    are its ``consequences`` (``compare/changes.py``), each with its own rule's words."""
+
     field: str
     a: Any
     b: Any
@@ -79,6 +83,7 @@ class Difference:
     explanation: str
     source: str
     rank: int
+    consequences: tuple[Difference, ...] = ()
 
     def __post_init__(self) -> None:
         check(self.effect, EFFECTS, "effect")
@@ -92,6 +97,7 @@ class Difference:
             "explanation": self.explanation,
             "rank": self.rank,
             "source": self.source,
+            "consequences": [c.to_dict() for c in self.consequences],
         }
 
 
@@ -117,20 +123,37 @@ class Curve:
 
 @dataclass(frozen=True)
 class Spread:
-    """Seed-to-seed spread of a metric's final value over replicate runs."""
+    """Run-to-run noise of a metric over replicate runs: runs of A's (and B's) recipe, env and
+    numerics that differ only in their seeds and what enablers drew (``compare/replicates.py``).
 
-    seeds: int
+    ``band`` is the largest gap between two replicates of one recipe at the compared step (the
+    A–B pair itself left out); ``parts_at`` the earliest step at which two replicates' curves
+    part (None: bitwise equal). ``runs`` is how many runs the band rests on, ``groups`` of which
+    recipe (``A``, ``B`` or ``A=B`` when A and B are replicates of each other)."""
+
+    seeds: int  # runs the band rests on (the name the JSON contract had for it)
     std: float
     low: float
     high: float
-    outside: bool  # |a - b| exceeds the largest seed-to-seed difference seen
+    outside: bool  # |a - b| exceeds the band, or the curves part earlier than replicates do
+    band: float = math.nan
+    parts_at: int | None = None
+    groups: tuple[str, ...] = ()
+
+    @property
+    def runs(self) -> int:
+        return self.seeds
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "seeds": self.seeds,
+            "runs": self.seeds,
             "std": json_float(self.std),
             "min": json_float(self.low),
             "max": json_float(self.high),
+            "band": json_float(self.band),
+            "parts_at": self.parts_at,
+            "groups": list(self.groups),
             "outside": self.outside,
         }
 
@@ -151,6 +174,11 @@ class MetricComparison:
     curve_b: Curve = field(default_factory=Curve)
     spread: Spread | None = None
     where: Where | None = None  # the first tensor that differs, where both runs watched it
+    # Replicates were looked for and too few found: no band is known (see ``spread``).
+    no_band: bool = False
+    # Logged once, at the end of the runs (``compare.summary``): a final value, not a curve, so
+    # it never has a first divergence step.
+    summary: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -168,10 +196,20 @@ class MetricComparison:
                 "step": self.first_divergence_step,
                 "where": self.where.to_dict() if self.where is not None else None,
             },
+            "summary": self.summary,
         }
         if self.spread is not None:
             out["replicates"] = self.spread.to_dict()
+        elif self.no_band:
+            out["replicates"] = None
         return out
+
+
+def within_noise(metrics: Sequence[MetricComparison]) -> bool:
+    """Every metric that differs has a band from replicates and lies within it: nothing shows
+    that the fingerprint differences did more than a rerun of one recipe does."""
+    differing = [m for m in metrics if not m.equal]
+    return bool(differing) and all(m.spread is not None and not m.spread.outside for m in differing)
 
 
 @dataclass(frozen=True)
@@ -185,6 +223,9 @@ class Report:
     notes: tuple[str, ...] = ()
     atol: float = 0.0
     rtol: float = 0.0
+    # The metrics differ by no more than replicates of the same recipe differ among themselves:
+    # the differences are not shown to matter (``replicates.within_noise``).
+    within_noise: bool = False
 
     def __post_init__(self) -> None:
         check(self.verdict, VERDICTS, "verdict")
@@ -215,5 +256,6 @@ class Report:
             "enablers": [e.to_dict() for e in self.enablers],
             "metrics": [m.to_dict() for m in self.metrics],
             "tolerance": {"atol": self.atol, "rtol": self.rtol},
+            "within_noise": self.within_noise,
             "notes": list(self.notes),
         }

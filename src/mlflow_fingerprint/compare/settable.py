@@ -5,7 +5,9 @@ forces at start (``MLFLOW_FINGERPRINT_APPLY``: seed, deterministic mode, cuDNN f
 precision, threads, DataLoader workers and seeding, numerics environment variables), a
 command-line option, a file of B's code, or an environment variable the process reads before it
 starts (thread pools). Each is a :class:`Knob`. Hardware, driver, CUDA, cuDNN, torch, packages
-and the CPU cannot be set by a rerun: those differences are listed as such, never tested.
+and the CPU cannot be set by a rerun: those differences are listed as such, never tested. Nor
+can an environment variable outside the fixed allowlist (``model.variables``), whatever a record
+says it held: a record is input, and ``PYTHONPATH`` or ``LD_PRELOAD`` would run code.
 
 Many recorded fields are consequences of a knob rather than knobs (the torch seed follows the
 requested seed or the code; a batch size follows an option or the code; the sources' digests
@@ -21,7 +23,9 @@ from typing import Any, Literal
 
 from ..model.fingerprint import is_unavailable
 from ..model.missing import MISSING
+from ..model.variables import env_field_name, rerun_may_set, settable_value
 from ..model.vocabulary import Effect
+from ..redact import MASK
 from .report import Difference
 
 KnobKind = Literal["apply", "option", "code", "env"]
@@ -92,8 +96,22 @@ def _loader_knob(d: Difference) -> Knob | None:
     return None
 
 
+def refused(d: Difference) -> bool:
+    """A recorded value a rerun may not set: an environment variable outside the allowlist, a
+    value no environment should take from a record (a NUL, a newline, a page of text), or an
+    option whose value the record holds masked (a secret: B's real value is not known)."""
+    if OPTION.match(d.field) and MASK in str(d.b):
+        return True
+    name = env_field_name(d.field)
+    if name is None:
+        return False
+    return not rerun_may_set(name) or not settable_value(_plain(d.b))
+
+
 def knob_for(d: Difference) -> Knob | None:
     """The knob that sets ``d`` to B's value; None where none does."""
+    if refused(d):
+        return None
     if APPLIED.match(d.field):
         if d.b is MISSING or is_unavailable(d.b) or (d.field == "seeds.requested" and d.b is None):
             return None  # a rerun can force a value, not take one away
@@ -116,6 +134,9 @@ def split(differences: Sequence[Difference]) -> Split:
     cannot: list[Difference] = []
     none: list[Difference] = []
     for d in differences:
+        if refused(d):  # listed whatever its effect: a rerun does not touch it
+            cannot.append(d)
+            continue
         knob = knob_for(d) if d.effect != "none" else None
         if knob is not None:
             knobs.setdefault((knob.kind, knob.key), knob)

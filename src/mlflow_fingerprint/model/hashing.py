@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -120,6 +121,9 @@ VOLATILE: tuple[str, ...] = (
     "distributed.ranks",
     "distributed.hostname",
     "program.argv",  # the raw command line: its options and entry point are hashed
+    "program.options_source",  # where the options were read, not what they are
+    "seeds.at_first_step.stage",  # which came first: a loader or a metric
+    "seeds.at_first_step.state_digests",  # compared pair by pair at diff time
     "program.cwd",  # where it ran: what a rerun needs, not what the run computed
     *(f"program.options.{name}" for name in BOOKKEEPING_OPTIONS),
     *(f"program.options.{name.replace('_', '-')}" for name in BOOKKEEPING_OPTIONS if "_" in name),
@@ -226,8 +230,39 @@ def group_payload(record: Mapping[str, Any], group: str) -> dict[str, Any]:
     }
 
 
+# Replicates of a recipe (DESIGN.md, Comparator 4): runs whose records are equal but for the seeds
+# and what is drawn from them. Options and call arguments named like a seed (``--seed``,
+# ``--data-seed``, ``random_seed``) are seeds too.
+SEED_FREE: tuple[str, ...] = ("seeds", "data.loaders.*.generator.initial_seed", *TF_RECIPE)
+SEED_NAME = re.compile(r"(^|[-_.])seed$", re.IGNORECASE)
+
+
+def is_seed_name(name: str) -> bool:
+    return bool(SEED_NAME.search(name))
+
+
+def replicate_payload(record: Mapping[str, Any]) -> list[Any]:
+    """The env and numerics payloads and the recipe's without its seeds: what replicates share."""
+    recipe = {
+        name: strip_volatile(get_path(record, name), tuple(name.split(".")), SEED_FREE)
+        for name in GROUPS["recipe"]
+        if name not in SEED_FREE
+    }
+    program = recipe.get("program")
+    if isinstance(program, Mapping):
+        program = dict(program)
+        for key in ("options", "call"):
+            values = program.get(key)
+            if isinstance(values, Mapping):
+                program[key] = {k: v for k, v in values.items() if not is_seed_name(str(k))}
+        recipe["program"] = program
+    return [group_payload(record, "env"), group_payload(record, "numerics"), recipe]
+
+
 def compute_hashes(record: Mapping[str, Any]) -> dict[str, str]:
-    """``env``, ``numerics``, ``recipe`` and the overall ``fingerprint`` hash of a record."""
+    """``env``, ``numerics``, ``recipe``, the overall ``fingerprint`` hash of a record, and
+    ``replicate``: equal for the runs of one recipe whatever their seeds."""
     hashes = {group: digest(group_payload(record, group)) for group in GROUPS}
     hashes["fingerprint"] = digest([hashes["env"], hashes["numerics"], hashes["recipe"]])
+    hashes["replicate"] = digest(replicate_payload(record))
     return hashes

@@ -19,6 +19,12 @@ The words:
 - ``OutputFormat``: what ``fingerprint diff --format`` renders a report as.
 - ``BisectVerdict``: what ``fingerprint bisect`` concludes; ``Match``: whose curve a rerun of
   run A followed (``a``, ``b`` or ``neither``).
+- ``Coverage``: how much of a run ``explain`` could read: its whole fingerprint (``full``), the
+  summary its ``fingerprint.*`` tags hold (``tags``), or only the params it logged (``params``).
+- ``FactorVerdict``: what ``explain`` concludes of a field (or block): ``important`` (it moves the
+  metric beyond the noise floor), ``ruled_out`` (the runs show it moves the metric by little at
+  most) or ``undecided`` (neither: too few runs, or too much noise, to say).
+- ``FactorKind``: a field's (or block's) own effect (``main``) or the interaction of two.
 - ``Phase``: where inside a training step ``mfp.watch`` recorded a tensor: a module's
   ``forward`` output (or input), a parameter's gradient after ``backward``, or a parameter after
   the ``optimizer`` step.
@@ -51,6 +57,15 @@ BISECT_VERDICTS: tuple[BisectVerdict, ...] = get_args(BisectVerdict)
 
 Match = Literal["a", "b", "neither"]
 MATCHES: tuple[Match, ...] = get_args(Match)
+
+Coverage = Literal["full", "tags", "params"]
+COVERAGES: tuple[Coverage, ...] = get_args(Coverage)
+
+FactorVerdict = Literal["important", "ruled_out", "undecided"]
+FACTOR_VERDICTS: tuple[FactorVerdict, ...] = get_args(FactorVerdict)
+
+FactorKind = Literal["main", "interaction"]
+FACTOR_KINDS: tuple[FactorKind, ...] = get_args(FactorKind)
 
 Phase = Literal["forward", "backward", "optimizer"]
 PHASES: tuple[Phase, ...] = get_args(Phase)

@@ -1,4 +1,4 @@
-"""A bisect's report as text, JSON, markdown or HTML: the verdict, the proven cause(s), what the
+"""A bisect's result as text, JSON, markdown or HTML: the verdict, the proven cause(s), what the
 reruns ruled out, what could not be set here, and every rerun with the curve it followed."""
 
 from __future__ import annotations
@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..compare.bisect import BisectReport, Cause, Rerun
 from ..model.vocabulary import OutputFormat
+from ..prove.results import BisectResult, Cause, Rerun
 from .escape import html_text, markdown_code, markdown_text, terminal
 
 HEADLINES = {
     "proven": "proven: {causes} turns A's curve into B's",
-    "not_settable": "no cause proven: what differs cannot be set on this machine",
+    "not_settable": "no cause proven: what differs cannot be set by a rerun here",
     "nondeterministic": "nondeterministic: A does not reproduce itself here",
     "not_reproducible": "no cause proven: no settable value of B turns A's curve into B's",
 }
@@ -23,7 +23,7 @@ def _value(value: Any) -> str:
     return "absent" if value is None else str(value)
 
 
-def headline(report: BisectReport) -> str:
+def headline(report: BisectResult) -> str:
     causes = ", ".join(f"{c.field} ({_value(c.a)} -> {_value(c.b)})" for c in report.causes)
     line = HEADLINES[report.verdict].format(causes=causes)
     if report.verdict == "nondeterministic" and report.causes:
@@ -41,19 +41,23 @@ def _rerun_row(i: int, r: Rerun) -> tuple[str, str, str, str, str]:
     overrides = ", ".join(f"{k}={_value(v)}" for k, v in r.overrides.items()) or "(A as recorded)"
     parted = "-" if r.first_divergence_step is None else str(r.first_divergence_step)
     stopped = "-" if r.stopped_at is None else str(r.stopped_at)
-    return str(i), overrides, FOLLOWED[r.matches], parted, f"{r.run_id} (stopped at {stopped})"
+    took = "" if r.wall_s is None else f", {r.wall_s:.1f} s"
+    run = f"{r.run_id} (stopped at {stopped}{took})"
+    return str(i), overrides, FOLLOWED[r.matches], parted, run
 
 
-def _sections(report: BisectReport) -> list[tuple[str, list[str]]]:
+def _sections(report: BisectResult) -> list[tuple[str, list[str]]]:
+    """Ruled out and cannot be set are always shown, "none" where empty: what a bisect did not
+    look at matters as much as what it found."""
     return [
         ("Cause", [_cause_line(c) for c in report.causes]),
-        ("Ruled out", list(report.ruled_out)),
-        ("Cannot be set here", list(report.cannot_set)),
+        ("Ruled out", list(report.ruled_out) or ["none"]),
+        ("Cannot be set here", list(report.cannot_set) or ["none"]),
         ("Notes", list(report.notes)),
     ]
 
 
-def text(report: BisectReport) -> str:
+def text(report: BisectResult) -> str:
     lines = [f"fingerprint bisect {report.a} {report.b}", f"verdict: {headline(report)}"]
     if report.until_step is not None:
         lines.append(f"reruns stop after step {report.until_step}")
@@ -68,7 +72,7 @@ def text(report: BisectReport) -> str:
     return terminal("\n".join(lines)) + "\n"
 
 
-def markdown(report: BisectReport) -> str:
+def markdown(report: BisectResult) -> str:
     a, b = markdown_code(str(report.a)), markdown_code(str(report.b))
     lines = [f"## fingerprint bisect {a} {b}", "", f"**{markdown_text(headline(report))}**", ""]
     for title, items in _sections(report):
@@ -90,7 +94,7 @@ def markdown(report: BisectReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def html_page(report: BisectReport) -> str:
+def html_page(report: BisectResult) -> str:
     e = html_text
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>fingerprint bisect</title></head>",
@@ -112,7 +116,7 @@ def html_page(report: BisectReport) -> str:
     return "\n".join(parts) + "\n"
 
 
-def render(report: BisectReport, fmt: OutputFormat) -> str:
+def render(report: BisectResult, fmt: OutputFormat) -> str:
     if fmt == "json":
         return json.dumps(report.to_dict(), indent=2, default=str) + "\n"
     if fmt == "markdown":

@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from ..compare.report import MetricComparison, Report
+from ..compare.report import Difference, MetricComparison, Report
 from ..model.fingerprint import is_unavailable
 from ..model.missing import MISSING
 
@@ -34,6 +34,11 @@ def verdict_sentence(report: Report) -> str:
             f"The metrics differ, and the fingerprints differ in "
             f"{plural(len(effective), 'setting')} that can change results:{top}"
         )
+    if report.verdict == "nondeterministic" and report.within_noise:
+        return (
+            "The metrics differ, but by no more than replicate runs of the same recipe differ "
+            "from each other: run-to-run variation, not shown to come from what differs."
+        )
     if report.verdict == "nondeterministic":
         return (
             "The metrics differ although the fingerprints are equivalent; both runs allow "
@@ -56,7 +61,10 @@ def value_text(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
     if value is MISSING:
         return "absent"
     if is_unavailable(value):
-        return "unavailable"
+        reason = value.get("unavailable")
+        return (
+            "unknown" if isinstance(reason, str) and reason.startswith("unknown") else "unavailable"
+        )
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -77,6 +85,8 @@ def percent(value: float | None) -> str:
 
 
 def divergence_text(metric: MetricComparison) -> str:
+    if metric.summary:
+        return "summary (logged at the end)"
     if metric.first_divergence_step is None:
         return "none"
     return f"step {metric.first_divergence_step}"
@@ -89,14 +99,39 @@ def equal_text(metric: MetricComparison) -> str:
 
 
 def spread_text(metric: MetricComparison) -> str:
+    """The noise column: where the A–B gap lies against replicates of the same recipe, on how
+    many runs that rests, and where replicates part; "no band known" where too few exist."""
     s = metric.spread
     if s is None:
-        return ""
+        return "no band known (fewer than 2 replicate runs)" if metric.no_band else ""
     where = "outside" if s.outside else "within"
+    parts = f", part at step {s.parts_at}" if s.parts_at is not None else ", bitwise equal"
     return (
-        f"{where} seed noise ({s.seeds} seeds, range {number(s.low)}–{number(s.high)}, "
-        f"std {number(s.std)})"
+        f"{where} run-to-run noise (band {number(s.band)} from {plural(s.runs, 'replicate run')}"
+        f"{parts})"
     )
+
+
+def differences_title(report: Report) -> str:
+    """Within the noise of replicates, the differences are what differs, not likely causes."""
+    if report.within_noise:
+        return "Differences (within run-to-run noise: not shown to have changed the metrics)"
+    return "Differences, most likely cause first"
+
+
+def difference_rows(
+    report: Report, include_none: bool = False
+) -> list[tuple[str, str, Difference]]:
+    """(rank, field, difference) for every shown difference, each followed by the fields it
+    set (its consequences; those that change nothing only with ``include_none``), marked ``↳``
+    and unnumbered: one change is one numbered row."""
+    rows = []
+    for d in report.shown_differences(include_none):
+        rows.append((str(d.rank), d.field, d))
+        rows += [
+            ("", f"↳ {c.field}", c) for c in d.consequences if include_none or c.effect != "none"
+        ]
+    return rows
 
 
 def metric_cells(metric: MetricComparison) -> tuple[str, ...]:

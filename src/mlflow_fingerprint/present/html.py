@@ -30,13 +30,13 @@ code{font-size:.9em}
 """
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _code(text: str) -> str:
+def code(text: str) -> str:
     return f"<code>{escape(text)}</code>"
 
 
@@ -65,7 +65,7 @@ def render(report: Report, include_none: bool = False) -> str:
         f'<p class="verdict">Verdict: <strong class="{escape(report.verdict)}">'
         f"{escape(report.verdict)}</strong></p>",
         f"<p>{escape(common.verdict_sentence(report))}</p>",
-        f"<p>A: {_code(a)}<br>B: {_code(b)}</p>",
+        f"<p>A: {code(a)}<br>B: {code(b)}</p>",
     ]
     for metric in report.metrics:
         if _has_history(metric):
@@ -73,11 +73,11 @@ def render(report: Report, include_none: bool = False) -> str:
     if report.metrics:
         out += [
             "<h2>Metrics</h2>",
-            _table(
+            table(
                 ("metric", "A", "B", "|Δ|", "rel", "equal", "first divergence", "noise"),
                 [
                     (
-                        _code(m.name),
+                        code(m.name),
                         common.number(m.a),
                         common.number(m.b),
                         common.number(m.abs_diff),
@@ -96,13 +96,13 @@ def render(report: Report, include_none: bool = False) -> str:
     for metric in located:
         out += [
             f"<p>{escape(common.where_line(metric))}</p>",
-            _table(
+            table(
                 common.WHERE_HEADER,
                 [
                     (
                         escape(p),
-                        _code(t),
-                        _code(k),
+                        code(t),
+                        code(k),
                         f'<span class="equal-{escape(e)}">{escape(e)}</span>',
                         escape(r),
                     )
@@ -111,22 +111,22 @@ def render(report: Report, include_none: bool = False) -> str:
             ),
         ]
     shown = report.shown_differences(include_none)
-    out.append("<h2>Differences, most likely cause first</h2>")
+    out.append(f"<h2>{escape(common.differences_title(report))}</h2>")
     if shown:
         out.append(
-            _table(
+            table(
                 ("#", "field", "A", "B", "effect", "why", "source"),
                 [
                     (
-                        str(d.rank),
-                        _code(d.field),
-                        _code(common.value_text(d.a)),
-                        _code(common.value_text(d.b)),
+                        rank,
+                        code(field),
+                        code(common.value_text(d.a)),
+                        code(common.value_text(d.b)),
                         f'<span class="effect-{escape(d.effect)}">{escape(d.effect)}</span>',
                         escape(d.explanation),
                         _source(d.source),
                     )
-                    for d in shown
+                    for rank, field, d in common.difference_rows(report, include_none)
                 ],
             )
         )
@@ -138,7 +138,7 @@ def render(report: Report, include_none: bool = False) -> str:
     if common.show_enablers(report, include_none):
         out.append("<h2>Enablers (present in both runs)</h2><ul>")
         out += [
-            f"<li>{_code(e.field)}: {escape(e.explanation)} Fix: {_code(e.fix)}</li>"
+            f"<li>{code(e.field)}: {escape(e.explanation)} Fix: {code(e.fix)}</li>"
             for e in report.enablers
         ]
         out.append("</ul>")

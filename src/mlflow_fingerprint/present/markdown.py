@@ -34,14 +34,14 @@ def render(report: Report, include_none: bool = False) -> str:
             ("#", "field", "A", "B", "effect", "why"),
             [
                 (
-                    str(d.rank),
-                    code(d.field),
+                    rank,
+                    code(field),
                     code(common.value_text(d.a)),
                     code(common.value_text(d.b)),
                     cell(d.effect),
                     cell(d.explanation),
                 )
-                for d in shown
+                for rank, field, d in common.difference_rows(report, include_none)
             ],
         )
     else:

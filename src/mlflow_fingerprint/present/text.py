@@ -24,20 +24,20 @@ def _rows(
 ) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
     diffs = [
         (
-            str(d.rank),
-            one_line(d.field),
+            rank,
+            one_line(field),
             one_line(common.value_text(d.a, 30)),
             one_line(common.value_text(d.b, 30)),
             d.effect,
             one_line(d.explanation),
         )
-        for d in report.shown_differences(include_none)
+        for rank, field, d in common.difference_rows(report, include_none)
     ]
     metrics = [tuple(map(one_line, common.metric_cells(m))) for m in report.metrics]
     return diffs, metrics
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+def aligned(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     """Columns padded to width; the last column runs free so long explanations stay whole."""
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
 
@@ -54,7 +54,7 @@ def _where_lines(report: Report) -> list[str]:
     for metric in common.located(report):
         rows = [tuple(map(one_line, row)) for row in common.around_cells(metric)]
         out += ["", f"Where {one_line(common.where_line(metric))}"]
-        out += ["  " + line for line in _table(common.WHERE_HEADER, rows)]
+        out += ["  " + line for line in aligned(common.WHERE_HEADER, rows)]
     return out
 
 
@@ -76,14 +76,14 @@ def render_plain(report: Report, include_none: bool = False) -> str:
         f"B: {one_line(report.b.label)}",
     ]
     if diffs:
-        out += ["", "Differences, most likely cause first:", *_table(DIFF_HEADER, diffs)]
+        out += ["", f"{common.differences_title(report)}:", *aligned(DIFF_HEADER, diffs)]
     else:
         out += ["", "No differences that can change results."]
     hidden = common.hidden_line(report, include_none)
     if hidden:
         out.append(hidden)
     if metrics:
-        out += ["", "Metrics:", *_table(METRIC_HEADER, metrics)]
+        out += ["", "Metrics:", *aligned(METRIC_HEADER, metrics)]
     out += _lines_after_tables(report, include_none)
     return "\n".join(out) + "\n"
 
@@ -112,7 +112,7 @@ def render_rich(report: Report, include_none: bool = False) -> str:
     )
     diffs, metrics = _rows(report, include_none)
     if diffs:
-        table = Table(title="Differences, most likely cause first", title_justify="left")
+        table = Table(title=common.differences_title(report), title_justify="left")
         for name in DIFF_HEADER:
             table.add_column(name, overflow="fold")
         for row in diffs:

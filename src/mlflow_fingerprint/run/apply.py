@@ -25,7 +25,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import re
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from ..errors import BadOverride, warn
+from ..model.variables import RERUN_ENV, rerun_may_set, settable_value
 from ..settings import APPLY, STOP_AFTER
 from .seeding import MAX_SEED, optional_torch, seed_worker
 
@@ -55,7 +55,6 @@ PRECISIONS = ("ieee", "tf32", "bf16")  # bf16: oneDNN (mkldnn_*) only; CUDA refu
 
 PRECISION_PREFIX = "numerics.fp32_precision."
 ENV_PREFIXES = ("determinism.env.", "numerics.env.")
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 FIELDS: Mapping[str, Kind] = MappingProxyType(
     {
@@ -84,8 +83,14 @@ def field_kind(name: str) -> Kind:
     if kind is not None:
         return kind
     for prefix in ENV_PREFIXES:
-        if name.startswith(prefix) and _ENV_NAME.fullmatch(name[len(prefix) :]):
-            return "env"
+        if name.startswith(prefix):
+            variable = name[len(prefix) :]
+            if rerun_may_set(variable):
+                return "env"
+            raise BadOverride(
+                f"{variable!r} is not an environment variable a rerun may set (allowed: "
+                f"{', '.join(sorted(RERUN_ENV))})"
+            )
     raise BadOverride(
         f"{name!r} is not a field a rerun can set (settable: {', '.join(SETTABLE_FIELDS)})"
     )
@@ -119,8 +124,10 @@ def check_value(name: str, value: Any) -> Value:
         if value not in allowed:
             raise BadOverride(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
         return str(value)
-    if value is not None and not isinstance(value, str):
-        raise BadOverride(f"{name} must be a string or null (unset), got {value!r}")
+    if not settable_value(value):
+        raise BadOverride(
+            f"{name} must be a line of printable text or null (unset), got {str(value)[:40]!r}"
+        )
     return value
 
 

@@ -5,7 +5,9 @@ MLflow asks providers for tags before the run exists, and MLflow 3 has no run-cr
 hook, so the artifact cannot be logged from ``tags()``. What this does instead:
 
 - ``tags()`` captures the fingerprint and returns its tags plus ``fingerprint.spool_id``, a fresh
-  id, and leaves the fingerprint with a per-process *attacher* thread;
+  id (and, in a training ``fingerprint rerun`` started, the rerun's tags, so that a run opened
+  with ``mlflow.start_run`` can be rerun as a decorated one can), and leaves the fingerprint
+  with a per-process *attacher* thread;
 - the attacher finds the run carrying that id: first in MLflow's in-process run stacks, where
   ``start_run`` puts it a moment later (no request); after two seconds also by a tag search (runs
   made with ``MlflowClient.create_run``, e.g. Lightning's); then it hands the artifacts to that
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import os
 import threading
 import time
 import uuid
@@ -97,6 +100,7 @@ class FingerprintRunContextProvider(RunContextProvider):
         from ..redact import secret_env_values
         from ..tracking.spool import spool_root
         from ..tracking.tags import fingerprint_tags
+        from .start import rerun_tags
 
         fp = capture(run=RunInfo(stage="start"))
         secrets = secret_env_values()
@@ -104,7 +108,12 @@ class FingerprintRunContextProvider(RunContextProvider):
             uuid.uuid4().hex, fp, secrets, mlflow.get_tracking_uri(), spool_root(), time.monotonic()
         )
         _submit(pending)
-        return {**fingerprint_tags(fp, secrets), layout.INTERNAL_SPOOL_ID: pending.spool_id}
+        return {
+            **fingerprint_tags(fp, secrets),
+            layout.INTERNAL_SPOOL_ID: pending.spool_id,
+            # what a rerun finds its run by, as a decorated run carries it
+            **rerun_tags(os.environ),
+        }
 
 
 def supersede(spool_id: str, fp: Any) -> None:

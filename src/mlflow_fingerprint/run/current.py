@@ -124,6 +124,28 @@ def swap(old: MetricSink, new: MetricSink) -> None:
     _open.add(new)
 
 
+class _Discarded:
+    """The sink of a fetch the capture makes (``draws.measure``), not the training: a value a
+    dataset logs from ``__getitem__`` then was not logged by the training, and must not reach the
+    run a second time beside the training's own fetch of the same item."""
+
+    run_id: str | None = None
+
+    def log_metrics(self, values: Mapping[str, Any], step: int | None = None) -> None:
+        del values, step
+
+
+@contextmanager
+def discarding() -> Iterator[None]:
+    """Within the block, ``mfp.log_metrics`` in this context logs nowhere (no fallback to an
+    active MLflow run or the one open run either)."""
+    token = _current.set(_Discarded())
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
 def log_metrics(metrics: Mapping[str, Any], step: int | None = None) -> None:
     """Log metric values from the training loop without waiting for MLflow.
 

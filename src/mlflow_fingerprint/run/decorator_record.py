@@ -11,19 +11,27 @@ from typing import Any
 
 from ..capture import RunInfo
 from ..capture.context import DeterminismRequest
+from ..capture.options import FoundOptions
 from ..redact import redact_text
 from .options import Options
 from .prepare import Forced, Prepared
 from .seeding import Determinism
+from .started import Started
 
 SEEDED_BY = "mlflow_fingerprint.fingerprinted"
 
 
 def run_info(
-    options: Options, prep: Prepared | None, call: Mapping[str, Any], stage: str
+    options: Options,
+    prep: Prepared | None,
+    call: Mapping[str, Any],
+    stage: str,
+    program_options: FoundOptions | None = None,
+    started: Started | None = None,
 ) -> RunInfo:
     """What a capture at ``stage`` is told: the seed, the loaders seen so far, the declared
-    values, the determinism request and the decorated function's arguments."""
+    values, the determinism request, the decorated function's arguments, the program's options
+    and, once training started, what the training thread held then."""
     o = options
     declared = {
         k: v
@@ -40,6 +48,9 @@ def run_info(
         deterministic=DeterminismRequest(determinism.mode, SEEDED_BY, determinism.actions),
         stage=stage,
         call=call,
+        options=program_options,
+        first_step=started.seeds if started is not None else None,
+        thread_values=started.thread_values if started is not None else None,
     )
 
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import layout
 from ..capture import RunInfo, capture
+from ..capture.options import FoundOptions
 from ..errors import RunNotStarted, TrainingStopped, warn
 from ..model.fingerprint import Fingerprint
 from ..redact import redact_text, secret_env_values
@@ -41,6 +42,7 @@ from .decorator_record import decorator_record, run_info
 from .options import Options
 from .prepare import Prepared, prepare, rerun_requests, with_forced
 from .start import attach, start_event, start_timeout
+from .started import FirstUse, Started, started_now
 from .stop import StoppingSink
 
 if TYPE_CHECKING:
@@ -90,17 +92,30 @@ class FingerprintRun:
     ``run.fingerprint``, ``run.log_metrics``, ``run.flush``)."""
 
     def __init__(
-        self, options: Options, loaders: list[Any], call: Mapping[str, Any] | None = None
+        self,
+        options: Options,
+        loaders: list[Any],
+        call: Mapping[str, Any] | None = None,
+        program_options: FoundOptions | None = None,
     ) -> None:
         self.options = options
         self._loaders = loaders
         self._call = MappingProxyType(dict(call or {}))  # the decorated function's scalars
+        # The program's options with their defaults: given (``options=``) or found on the
+        # thread that opened the run (``capture/options.py``).
+        self._program_options = (
+            FoundOptions("decorator", options.program_options)
+            if options.program_options is not None
+            else program_options
+        )
+        self._started: Started | None = None  # read on the training thread at its first step
         self._prep: Prepared | None = None
         self._rec: _Recording | None = None
         self._captures = _Captures()
         self._job: _Job | None = None
         self._current = ExitStack()  # this run as the calling context's current run
         self._stopping: StoppingSink | None = None  # the sink, under MLFLOW_FINGERPRINT_STOP_AFTER
+        self._first_metric: FirstUse | None = None  # the sink, telling the first metric
         self._stopped_at: int | None = None
 
     @property
@@ -129,11 +144,23 @@ class FingerprintRun:
     def _sink(self) -> current.MetricSink | None:
         sink = self._job.sink if self._job is not None else self._writer
         prep = self._prep
-        if sink is None or prep is None or prep.forced.stop_after is None:
-            return sink
-        if self._stopping is None or self._stopping.inner is not sink:
-            self._stopping = StoppingSink(sink, prep.forced.stop_after)
-        return self._stopping
+        if sink is None:
+            return None
+        if prep is not None and prep.forced.stop_after is not None:
+            if self._stopping is None or self._stopping.inner is not sink:
+                self._stopping = StoppingSink(sink, prep.forced.stop_after)
+            sink = self._stopping
+        if self._first_metric is None or self._first_metric.inner is not sink:
+            self._first_metric = FirstUse(sink, self._training_started)
+        return self._first_metric
+
+    def _training_started(self, stage: str = "first_metric") -> Started:
+        """Once, on the training thread, as training starts (its first DataLoader iterator or
+        its first logged metric): the RNGs after the program's own seeding, and what frameworks
+        keep per thread; every capture from then on is told them."""
+        if self._started is None:
+            self._started = started_now(stage)
+        return self._started
 
     def flush(self, timeout_s: float = 30.0) -> bool:
         """Wait until MLflow has stored everything logged so far (e.g. before reading it back);
@@ -243,7 +270,9 @@ class FingerprintRun:
         )
 
     def _run_info(self, stage: str) -> RunInfo:
-        return run_info(self.options, self._prep, self._call, stage)
+        return run_info(
+            self.options, self._prep, self._call, stage, self._program_options, self._started
+        )
 
     # -- captures ----------------------------------------------------------------------------
 
@@ -276,6 +305,7 @@ class FingerprintRun:
         in a copy of the training thread's context. torch keeps user overrides of its config
         (inductor's ``deterministic``, set by ``use_deterministic_algorithms``) per thread in
         ContextVars, so a plain background thread would read the defaults instead."""
+        self._training_started("first_loader")
         caps = self._captures
         if caps.recapture is None and self._rec is not None:
             caps.recapture = threading.Thread(

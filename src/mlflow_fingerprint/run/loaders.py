@@ -84,12 +84,10 @@ def dataset_draws_random(dataset: Any) -> bool | None:
     - Known: plain sequences (list, tuple, range, a tensor) and torch's ``TensorDataset`` only
       index stored data, so False; ``Subset`` (what ``random_split`` returns) and
       ``ConcatDataset`` answer for the datasets they wrap.
-    - Otherwise None. Not guessed from the code: an RNG call in ``__getitem__`` may sit in a
-      branch that never runs (examples/digits.py without ``augment``), and its absence proves
-      nothing (transforms, helpers, C code). Not measured by loading a sample either: that runs
-      user code in the main process before the workers fork (a lazily opened h5py or LMDB handle
-      would be shared with them) and advances generators the dataset holds, so it could change
-      the very numbers being recorded.
+    - Otherwise None here. Not guessed from the code: an RNG call in ``__getitem__`` may sit in
+      a branch that never runs (examples/digits.py without ``augment``), and its absence proves
+      nothing (transforms, helpers, C code). ``LoaderRecorder.iterated`` then measures it by
+      fetching one item with every generator's state put back (``run/draws.py``).
     """
     declared = declared_draws_random(dataset)
     if declared is not None:
@@ -120,21 +118,34 @@ def _collate_draws_random(collate_fn: Any) -> bool | None:
     return declared_draws_random(collate_fn)
 
 
-def _dataset(dataset: Any, collate_fn: Any) -> dict[str, Any]:
+def _dataset(dataset: Any, collate_fn: Any, measured: Any = None) -> dict[str, Any]:
     """Class, length, and ``draws_random``: whether a worker draws random numbers while it loads
     this dataset's batches (its samples, and a custom ``collate_fn``), which decides whether the
-    worker count can change results (determinism_kb.md (a), ``num_workers``)."""
+    worker count can change results (determinism_kb.md (a), ``num_workers``). Declared or known
+    first; else ``measured`` by fetching one item (``draws.probe``), where it was."""
     try:
         length: Any = len(dataset)
     except Exception as exc:  # IterableDataset and friends have no len()
         length = unavailable(f"len() raised {type(exc).__name__}")
     draws = _any_of([dataset_draws_random(dataset), _collate_draws_random(collate_fn)])
+    if draws is None and isinstance(measured, bool):
+        draws = measured
     return {"class": _class_name(dataset), "length": length, "draws_random": draws}
 
 
-def describe(loader: Any) -> dict[str, Any]:
+def _declared_or_known(loader: Any) -> bool | None:
+    return _any_of(
+        [
+            dataset_draws_random(getattr(loader, "dataset", None)),
+            _collate_draws_random(getattr(loader, "collate_fn", None)),
+        ]
+    )
+
+
+def describe(loader: Any, measured: Any = None) -> dict[str, Any]:
     """A plain, JSON-ready description of a DataLoader: everything that decides which samples
-    arrive in which batch and which random numbers the workers draw."""
+    arrive in which batch and which random numbers the workers draw (``measured``: what fetching
+    one item showed, ``draws.probe``)."""
     torch = optional_torch()
     sampler = getattr(loader, "sampler", None)
     batch_sampler = getattr(loader, "batch_sampler", None)
@@ -157,7 +168,9 @@ def describe(loader: Any) -> dict[str, Any]:
         "prefetch_factor": getattr(loader, "prefetch_factor", None),
         "in_order": getattr(loader, "in_order", unavailable("DataLoader has no in_order")),
         "collate_fn": qualified_name(getattr(loader, "collate_fn", None)),
-        "dataset": _dataset(getattr(loader, "dataset", None), getattr(loader, "collate_fn", None)),
+        "dataset": _dataset(
+            getattr(loader, "dataset", None), getattr(loader, "collate_fn", None), measured
+        ),
     }
 
 
@@ -202,19 +215,35 @@ class LoaderRecorder:
         self._iterated = False
         self._lock = threading.Lock()
 
-    def add(self, loader: Any) -> _SetUp:
+    def add(self, loader: Any, measured: Any = None) -> _SetUp:
         """Describe ``loader`` (after ``adjust`` forced a rerun's values on it: the description
-        shows what the loader will really do) and return its set-up."""
+        shows what the loader will really do) and return its set-up. A set-up seen before
+        without a known ``draws_random`` takes the one ``measured`` now."""
         if self._adjust is not None:
             self._adjust(loader)
-        description = describe(loader)
-        key = json.dumps(description, sort_keys=True, default=str)
+        description = describe(loader, measured)
+        dataset = description["dataset"]
+        key = json.dumps(
+            {**description, "dataset": {**dataset, "draws_random": None}},
+            sort_keys=True,
+            default=str,
+        )
         with self._lock:
-            return self._seen.setdefault(key, _SetUp(description))
+            setup = self._seen.setdefault(key, _SetUp(description))
+            if setup.description["dataset"]["draws_random"] is None:
+                setup.description = description
+            return setup
 
     def iterated(self, loader: Any) -> _SetUp:
-        """Record that ``loader`` starts an iteration; returns the set-up its batches count for."""
-        setup = self.add(loader)
+        """Record that ``loader`` starts an iteration (on the training thread, before torch's
+        ``__iter__`` draws: whether loading draws random numbers is measured now, where it is
+        not declared); returns the set-up its batches count for."""
+        measured = None
+        if _declared_or_known(loader) is None:
+            from .draws import probe
+
+            measured = probe(loader)
+        setup = self.add(loader, measured)
         with self._lock:
             first, self._iterated = not self._iterated, True
         if first and self._on_first_iter is not None:

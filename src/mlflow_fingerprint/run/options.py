@@ -36,6 +36,8 @@ class Options:
     flush_timeout_s: float = 30.0
     metrics: MetricsMode = "rank0"
     quiet: bool = False
+    # ``options=``: the program's options as it hands them over (``capture.options.from_value``)
+    program_options: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         determinism_mode(self.deterministic)

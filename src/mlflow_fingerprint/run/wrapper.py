@@ -20,10 +20,13 @@ through the one publish path (``publish``) the trainer callbacks and the context
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, TypeVar
 
+from ..capture.options import find as find_options
+from ..capture.options import from_value
 from ..capture.program import call_arguments
 from ..errors import TrainingStopped
 from ..model.vocabulary import MetricsMode
@@ -49,7 +52,13 @@ class Fingerprinted:
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             call = call_arguments(func, args, kwargs)
-            run = FingerprintRun(options, find_loaders([*args, *kwargs.values()]), call).open()
+            values = [*args, *kwargs.values()]
+            found = (
+                None
+                if options.program_options is not None
+                else find_options(sys._getframe(1), values)
+            )
+            run = FingerprintRun(options, find_loaders(values), call, found).open()
             try:
                 result = func(*args, **kwargs)
             except TrainingStopped as stop:
@@ -64,7 +73,8 @@ class Fingerprinted:
         return wrapper  # type: ignore[return-value]
 
     def __enter__(self) -> FingerprintRun:
-        run = FingerprintRun(self.options, []).open()
+        found = None if self.options.program_options is not None else find_options(sys._getframe(1))
+        run = FingerprintRun(self.options, [], None, found).open()
         self._open.append(run)
         return run
 
@@ -100,6 +110,7 @@ def fingerprinted(
     flush_timeout_s: float = 30.0,
     metrics: MetricsMode = "rank0",
     quiet: bool = False,
+    options: Any = None,
 ) -> Any:
     """Record a training function (``@fingerprinted(...)``, or bare ``@fingerprinted``) or a block
     (``with fingerprinted(...) as run:``) as one MLflow run with its fingerprint.
@@ -130,6 +141,12 @@ def fingerprinted(
     others' as ``<name>/rank<i>``, ``"mean"`` logs the mean over ranks (every rank must log the
     same names at the same points: it is a collective).
 
+    ``options``: the program's options as it saw them, defaults included (``vars(args)``, an
+    ``argparse.Namespace``, a dataclass, a mapping or an OmegaConf config), recorded as
+    ``program.options``. Without it they are looked for: click's (and typer's) current context,
+    else the argparse ``Namespace`` and ``ArgumentParser`` among the callers' variables, else an
+    OmegaConf config (Hydra); else the command line as typed (``capture/options.py``).
+
     ``quiet``: no closing line on stderr (the run id and the ``fingerprint diff`` command that
     compares it with the previous run); MLFLOW_FINGERPRINT_QUIET=1 does the same.
 
@@ -155,6 +172,7 @@ def fingerprinted(
         flush_timeout_s=flush_timeout_s,
         metrics=metrics,
         quiet=quiet,
+        program_options=MappingProxyType(from_value(options)) if options is not None else None,
     )
     decorator = Fingerprinted(options)
     return decorator(func) if func is not None else decorator

@@ -22,21 +22,24 @@ import numpy as np
 from .store import sqlite_file
 
 PAGE_SIZE = 25_000  # MLflow's own GET_METRIC_HISTORY_MAX_RESULTS
-ROW = np.dtype([("step", "i8"), ("value", "f8"), ("nan", "i1")])
+ROW = np.dtype([("step", "i8"), ("value", "f8"), ("nan", "i1"), ("time", "i8")])
 
 # The store orders a history by (timestamp, step, value); so does this query.
 SQLITE_QUERY = (
-    "SELECT step, value, is_nan FROM metrics WHERE run_uuid = ? AND key = ? "
+    "SELECT step, value, is_nan, timestamp FROM metrics WHERE run_uuid = ? AND key = ? "
     "ORDER BY timestamp, step, value"
 )
 
 
 @dataclass(frozen=True)
 class History:
-    """One metric of one run, sorted by step; values logged at one step stay in logging order."""
+    """One metric of one run, sorted by step; values logged at one step stay in logging order.
+    ``times``: when each value was logged (ms since the epoch), where read; it tells a value
+    logged once at the end of a run (a summary) from a point of a curve."""
 
     steps: np.ndarray
     values: np.ndarray
+    times: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -46,7 +49,7 @@ def _history(chunks: list[np.ndarray]) -> History:
     rows = np.concatenate(chunks) if chunks else np.empty(0, dtype=ROW)
     values = np.where(rows["nan"] != 0, np.nan, rows["value"])
     order = np.argsort(rows["step"], kind="stable")
-    return History(rows["step"][order], values[order])
+    return History(rows["step"][order], values[order], rows["time"][order])
 
 
 def _sqlite_pages(cursor: sqlite3.Cursor) -> Iterator[np.ndarray]:
@@ -73,7 +76,8 @@ def _store_pages(mlflow_client: Any, run_id: str, key: str) -> Iterator[np.ndarr
         page = store.get_metric_history(
             run_id=run_id, metric_key=key, max_results=PAGE_SIZE, page_token=token
         )
-        yield np.fromiter(((m.step, m.value, 0) for m in page), dtype=ROW, count=len(page))
+        rows = ((m.step, m.value, 0, m.timestamp) for m in page)
+        yield np.fromiter(rows, dtype=ROW, count=len(page))
         if not page.token or page.token == token:
             return
         token = page.token

@@ -1,6 +1,13 @@
 """A small training project for the ``fingerprint rerun`` / ``bisect`` tests: a two-layer network
-on a synthetic dataset, its options on the command line, its model, data and loss in files of
-their own (``model.py``, ``data.py``, ``helpers.py``) so that a commit can change one alone.
+on a synthetic dataset, its options on the command line, its model, data, loss and training loop
+in files of their own (``model.py``, ``data.py``, ``helpers.py``, ``loop.py``) so that a commit
+can change one alone.
+
+``train()`` returns its final metrics, as the README shows.
+``--pause`` sleeps after each step: a training that runs for as long as a test needs, idle.
+``LR_SCALE``, read from the environment and logged as a param, multiplies the learning rate: a
+value that reaches the training from outside the record. ``--api-key`` is taken and not used, as
+a program's key to some service is; ``--note`` is a free-text note that changes nothing.
 
 ``tests/system/test_bisect.py`` copies this folder into a temporary git repository and runs
 ``train.py`` as a user runs it, one process per run.
@@ -9,10 +16,11 @@ their own (``model.py``, ``data.py``, ``helpers.py``) so that a commit can chang
 from __future__ import annotations
 
 import argparse
+import os
 
-import torch
+import mlflow
 from data import Samples
-from helpers import batch_loss
+from loop import fit, mean_loss
 from model import Net
 from torch.utils.data import DataLoader
 
@@ -28,29 +36,18 @@ def main() -> None:
     parser.add_argument("--deterministic", action="store_true")
     parser.add_argument("--pad", action="store_true")
     parser.add_argument("--steps", type=int, default=6)
-    parser.add_argument("--run-name", default=None)
+    parser.add_argument("--pause", type=float, default=0.0)
+    parser.add_argument("--api-key", default=None)
+    parser.add_argument("--note", default=None)
     args = parser.parse_args()
 
-    @mfp.fingerprinted(
-        experiment="bisect",
-        run_name=args.run_name,
-        seed=args.seed,
-        deterministic=args.deterministic,
-    )
-    def train(loader: DataLoader, lr: float, steps: int) -> None:
+    @mfp.fingerprinted(experiment="bisect", seed=args.seed, deterministic=args.deterministic)
+    def train(loader: DataLoader, lr: float, steps: int) -> dict[str, float]:
+        scale = os.environ.get("LR_SCALE", "1")
+        mlflow.log_param("lr_scale", scale)
         model = Net(pad=args.pad)
-        optimizer = torch.optim.SGD(model.parameters(), lr=lr)
-        step = 0
-        while step < steps:
-            for x, y in loader:
-                optimizer.zero_grad()
-                loss = batch_loss(model(x), y)
-                loss.backward()
-                optimizer.step()
-                mfp.log_metrics({"loss": loss.item()}, step=step)
-                step += 1
-                if step >= steps:
-                    break
+        fit(model, loader, lr * float(scale), steps, mfp.log_metrics, args.pause)
+        return {"val_loss": mean_loss(model, data)}
 
     data = Samples(augment=args.augment)
     loader = DataLoader(data, batch_size=32, shuffle=True, num_workers=args.workers)

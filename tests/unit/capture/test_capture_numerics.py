@@ -54,7 +54,7 @@ def only_numerics_changed(before: dict[str, str], after: dict[str, str]) -> bool
 def test_two_captures_in_one_process_hash_equal() -> None:
     first, second = mfp.capture(), mfp.capture()
     assert dict(first.hashes) == dict(second.hashes)
-    assert set(first.hashes) == {"env", "numerics", "recipe", "fingerprint"}
+    assert set(first.hashes) == {"env", "numerics", "recipe", "fingerprint", "replicate"}
 
 
 @pytest.mark.usefixtures("flags")

@@ -256,12 +256,14 @@ def test_a_deterministic_request_is_in_no_hash_and_alone_changes_nothing():
     assert report.exit_code == 0
 
 
-def test_two_unseeded_runs_differ_in_randomness_first():
+def test_two_unseeded_runs_differ_only_in_the_draw_their_enabler_allows():
     record = cpu_record()
     other = edit(record, **{"seeds.torch_initial_seed": 14832843997580184315})  # a drawn seed
-    top = diff(record, other).differences[0]
-    assert (top.field, top.effect) == ("seeds.torch_initial_seed", "randomness")
-    assert "Neither run was seeded" in top.explanation
+    report = diff(record, other)
+    (drawn,) = report.differences
+    assert (drawn.field, drawn.effect) == ("seeds.torch_initial_seed", "none")
+    assert "Neither run was seeded" in drawn.explanation
+    assert report.enablers[0].field == "seeds.requested"
 
 
 def test_rng_state_digest_matters_only_right_after_the_same_seed():
@@ -282,7 +284,7 @@ def test_deterministic_algorithms_on_cpu_is_a_weak_numerics_cause():
 
 
 def test_a_recipe_or_randomness_difference_outranks_numerics_which_outranks_none():
-    record = gpu_record("a100")
+    record = edit(gpu_record("a100"), **{"data.declared.batch_size": 32})
     other = edit(
         record,
         **{

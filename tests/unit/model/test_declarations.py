@@ -64,7 +64,10 @@ def test_the_record_rebuilt_from_the_tags_holds_each_tagged_field(record: dict[s
                 assert get_path(partial, field.tagged_if) is True
         else:
             assert get_path(partial, field.path) is None, field.path
-    assert partial["hashes"] == record["hashes"]
+    # every hash has its tag; a record captured before a hash existed (the fixtures predate
+    # ``replicate``) tags it "unavailable"
+    hashes = record["hashes"]
+    assert partial["hashes"] == {n: hashes.get(n, "unavailable") for n in layout.HASH_TAGS}
     assert summary_record(record) == partial
 
 

@@ -95,8 +95,11 @@ def test_a_diff_field_passes_straight_through_and_the_tag_is_canonical() -> None
         ('{"determinism.cudnn_benchmark": 1}', ["determinism.cudnn_benchmark", "true or false"]),
         ('{"numerics.fp32_precision.cuda_matmul": "bf16"}', ["cuda_matmul", "ieee, tf32"]),
         ('{"numerics.fp32_precision.mkldnn_conv": "fp64"}', ["mkldnn_conv", "ieee, tf32, bf16"]),
-        ('{"numerics.env.A-B": "1"}', ["'numerics.env.A-B'", "not a field"]),
-        ('{"determinism.env.MKL_CBWR": 3}', ["determinism.env.MKL_CBWR", "string or null"]),
+        ('{"numerics.env.A-B": "1"}', ["'A-B'", "not an environment variable a rerun may set"]),
+        ('{"numerics.env.PYTHONPATH": "/x"}', ["'PYTHONPATH'", "may set", "OMP_NUM_THREADS"]),
+        ('{"determinism.env.LD_PRELOAD": "/x.so"}', ["'LD_PRELOAD'", "may set"]),
+        ('{"determinism.env.MKL_CBWR": 3}', ["determinism.env.MKL_CBWR", "printable text"]),
+        ('{"determinism.env.MKL_CBWR": "a\\u0000b"}', ["determinism.env.MKL_CBWR", "printable"]),
     ],
 )
 def test_bad_apply_is_one_line_naming_the_variable_and_field(text: str, names: list[str]) -> None:
@@ -229,7 +232,7 @@ def test_inter_op_threads_that_torch_refuses_are_a_warning_not_a_crash() -> None
 
 @pytest.fixture
 def clean_env() -> Iterator[None]:
-    names = ("MFP_TEST_SET", "MFP_TEST_UNSET")
+    names = ("TORCHINDUCTOR_FALLBACK_RANDOM", "MKL_CBWR")
     saved = {n: os.environ.get(n) for n in names}
     yield
     for name, value in saved.items():
@@ -240,16 +243,18 @@ def clean_env() -> Iterator[None]:
 
 
 def test_environment_is_set_unset_and_put_back(clean_env: None) -> None:
-    os.environ.pop("MFP_TEST_SET", None)
-    os.environ["MFP_TEST_UNSET"] = "was here"
+    os.environ.pop("TORCHINDUCTOR_FALLBACK_RANDOM", None)
+    os.environ["MKL_CBWR"] = "was here"
     applied = apply_environment(
-        Overrides({"determinism.env.MFP_TEST_SET": "1", "numerics.env.MFP_TEST_UNSET": None})
+        Overrides(
+            {"determinism.env.TORCHINDUCTOR_FALLBACK_RANDOM": "1", "determinism.env.MKL_CBWR": None}
+        )
     )
-    assert os.environ["MFP_TEST_SET"] == "1"
-    assert "MFP_TEST_UNSET" not in os.environ
+    assert os.environ["TORCHINDUCTOR_FALLBACK_RANDOM"] == "1"
+    assert "MKL_CBWR" not in os.environ
     applied.undo()
-    assert "MFP_TEST_SET" not in os.environ
-    assert os.environ["MFP_TEST_UNSET"] == "was here"
+    assert "TORCHINDUCTOR_FALLBACK_RANDOM" not in os.environ
+    assert os.environ["MKL_CBWR"] == "was here"
 
 
 # -- DataLoaders ----------------------------------------------------------------------------------

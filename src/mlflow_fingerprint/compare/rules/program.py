@@ -18,7 +18,7 @@ from ...model.fingerprint import get_path, is_unavailable
 from ...model.hashing import BOOKKEEPING_OPTIONS
 from ...model.missing import MISSING
 from .. import citations as cite
-from ..conditions import Context, Outcome
+from ..conditions import Context, Outcome, same_seed
 from .base import Rule
 
 RECIPE = cite.PROGRAM
@@ -30,6 +30,9 @@ def shown(value: Any) -> str:
     if value is MISSING or value is None:
         return "absent"
     if is_unavailable(value):
+        reason = value.get("unavailable")
+        if isinstance(reason, str) and reason.startswith("unknown"):
+            return "unknown (not passed, and its default was not recorded)"
         return "not recorded"
     if isinstance(value, list | tuple):
         return " ".join(str(v) for v in value)
@@ -158,6 +161,9 @@ ORIGIN_WORDS = {
 
 
 def origin(ctx: Context) -> Outcome:
+    same = same_seed(ctx)
+    if same is not None:
+        return same
     a, b = (ORIGIN_WORDS.get(str(v), shown(v)) for v in (ctx.change.a, ctx.change.b))
     return Outcome(
         "randomness",

@@ -12,6 +12,7 @@ RULES: tuple[Rule, ...] = (
         "A different seed gives different initial weights, data order, augmentation and dropout.",
         cite.SEED,
         prior=3,
+        condition=cond.same_seed,
         priority=20,
     ),
     Rule(
@@ -29,6 +30,7 @@ RULES: tuple[Rule, ...] = (
         "The RNGs were seeded by different means (or only one run was seeded).",
         cite.OTHER_SEEDS,
         prior=2,
+        condition=cond.same_seed,
         priority=100,
     ),
     Rule(
@@ -54,6 +56,14 @@ RULES: tuple[Rule, ...] = (
         cite.SEED,
         condition=cond.rng_state,
         priority=280,
+    ),
+    Rule(
+        "seeds.at_first_step",
+        "none",
+        "The RNGs as training started; the seed torch trained from is compared through "
+        "seeds.torch_initial_seed and seeds.origin, the states pair by pair for the enablers.",
+        cite.SEED,
+        priority=282,
     ),
     Rule(
         "seeds.torch_imported_by_program",

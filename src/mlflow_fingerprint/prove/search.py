@@ -1,9 +1,10 @@
-"""``fingerprint bisect A B``: which of B's settable values turn A's curve into B's.
+"""The bisect's search: which of B's settable values turn A's curve into B's, as a pure
+function of the knobs and of ``attempt``.
 
-The search is kept apart from how a rerun is made: it is handed ``attempt``, a function that
-reruns A with a set of knobs switched to B's values and says whose curve the rerun followed
-(``a``, ``b`` or ``neither``). That keeps the logic a plain function a test can drive and the
-report a frozen record the renderers read (DESIGN.md, "Controlled reruns").
+``attempt`` reruns A with a set of knobs switched to B's values and says whose curve the rerun
+followed (``a``, ``b`` or ``neither``); how a rerun is made is not this module's business. That
+keeps the search a plain function that unit tests drive with an oracle and a recorded replay
+drives with real answers (DESIGN.md, "Controlled reruns").
 
 One cause among k knobs costs at most ceil(log2 k) + 2 reruns: the baseline, one per halving,
 and one that settles the suspect (applied alone where the halving only inferred it, else all the
@@ -15,88 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from ..model.vocabulary import BISECT_VERDICTS, MATCHES, BisectVerdict, Match, check
-from .settable import Knob
+from ..compare.settable import Knob
+from ..model.vocabulary import Match
+from .results import Cause, Rerun
 
 # A bound on the fallback's reruns, whatever the knobs do together.
 MAX_FALLBACK_RERUNS = 24
-
-
-@dataclass(frozen=True)
-class Rerun:
-    """One rerun made by a bisect: what it set, and whose curve it followed."""
-
-    run_id: str
-    overrides: dict[str, Any]
-    matches: Match
-    first_divergence_step: int | None  # where it parted from A's curve; None: it did not
-    stopped_at: int | None = None
-    # The fields of A's difference from B that had B's value in this rerun (as its own record
-    # shows, and the knobs it set): what a rerun that follows A's curve rules out.
-    in_effect: frozenset[str] = frozenset()
-
-    def __post_init__(self) -> None:
-        check(self.matches, MATCHES, "rerun match")
-
-
-@dataclass(frozen=True)
-class Cause:
-    """A proven cause: the knob, and the recorded settings it changed on its way (an option
-    ``--seed`` that set ``seeds.requested``)."""
-
-    field: str
-    a: Any
-    b: Any
-    effect: str
-    sets: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class BisectReport:
-    verdict: BisectVerdict
-    a: str
-    b: str
-    until_step: int | None
-    causes: tuple[Cause, ...] = ()
-    ruled_out: tuple[str, ...] = ()
-    cannot_set: tuple[str, ...] = ()
-    reruns: tuple[Rerun, ...] = ()
-    notes: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        check(self.verdict, BISECT_VERDICTS, "bisect verdict")
-
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.causes else 1
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON contract of DESIGN.md, plus the step the reruns stopped after and notes."""
-        return {
-            "verdict": self.verdict,
-            "a": self.a,
-            "b": self.b,
-            "until_step": self.until_step,
-            "causes": [
-                {"field": c.field, "a": c.a, "b": c.b, "effect": c.effect, "sets": list(c.sets)}
-                for c in self.causes
-            ],
-            "ruled_out": list(self.ruled_out),
-            "cannot_set": list(self.cannot_set),
-            "reruns": [
-                {
-                    "run_id": r.run_id,
-                    "overrides": r.overrides,
-                    "matches": r.matches,
-                    "first_divergence_step": r.first_divergence_step,
-                    "stopped_at": r.stopped_at,
-                }
-                for r in self.reruns
-            ],
-            "notes": list(self.notes),
-        }
 
 
 Attempt = Callable[[Sequence[Knob]], Match]
@@ -171,7 +97,10 @@ def find_causes(knobs: Sequence[Knob], search: Search) -> list[Knob] | None:
     Halving names a suspect; one more rerun then settles it: where the suspect was only
     inferred, it is applied alone; otherwise every knob not yet ruled out is applied without it,
     which must keep A's curve. Where that rerun leaves A's curve too, another knob moves the
-    numbers as well (one setting reached two ways, say): it is searched for among those."""
+    numbers as well (one setting reached two ways, say): it is searched for among those.
+    Without knobs there is nothing to find: None, never an empty list of causes."""
+    if not knobs:
+        return None
     remaining = list(knobs)
     causes: list[Knob] = []
     while remaining:

@@ -1,4 +1,4 @@
-"""The bisect's search and what a rerun can set (``compare/bisect.py``, ``compare/settable.py``).
+"""The bisect's search (``prove/search.py``) and its results (``prove/results.py``).
 
 The search is driven here by an oracle that says which curve a rerun with a given set of knobs
 would follow, as a training does: a set that holds a cause leaves A's curve. The system tests
@@ -13,16 +13,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from mlflow_fingerprint.compare.bisect import (
-    Rerun,
-    Search,
-    conclude,
-    find_causes,
-    find_switch,
-)
-from mlflow_fingerprint.compare.report import Difference
-from mlflow_fingerprint.compare.settable import Knob, code_knobs, knob_for, options_with, split
-from mlflow_fingerprint.model.missing import MISSING
+from mlflow_fingerprint.compare.settable import Knob
+from mlflow_fingerprint.prove.results import BisectResult, Rerun
+from mlflow_fingerprint.prove.search import Search, conclude, find_causes, find_switch
 
 
 def knobs(n: int) -> list[Knob]:
@@ -83,6 +76,14 @@ def test_nothing_found_where_no_knob_moves_the_numbers() -> None:
     assert frozenset(knobs(4)) in calls  # everything was tried together before giving up
 
 
+def test_nothing_is_found_among_no_knobs_and_nothing_is_rerun() -> None:
+    """Where every difference is one no rerun can set: no causes, never an empty list of them
+    (which a caller would have taken for a proof)."""
+    attempt, calls = oracle(set())
+    assert find_causes([], Search(attempt)) is None
+    assert calls == []
+
+
 def test_a_set_is_never_rerun_twice() -> None:
     ks = knobs(5)
     attempt, calls = oracle({ks[2]})
@@ -96,67 +97,6 @@ def test_the_first_switch_that_reproduces_is_named() -> None:
     assert find_switch(ks, lambda k: False) is None
 
 
-def diff(field: str, a: object, b: object, effect: str = "recipe") -> Difference:
-    return Difference(field, a, b, effect, "", "", 1)  # type: ignore[arg-type]
-
-
-def test_split_sorts_differences_by_what_a_rerun_can_do() -> None:
-    found = split(
-        [
-            diff("seeds.requested", 0, 1, "randomness"),
-            diff("program.options.lr", "0.1", "0.2"),
-            diff("data.loaders.0.num_workers", 0, 2, "randomness"),
-            diff("data.loaders.1.num_workers", 0, 2, "randomness"),
-            diff("torch.threads.env.OMP_NUM_THREADS", None, "1", "numerics"),
-            diff("gpu.devices.0.name", "NVIDIA H100", MISSING, "numerics"),
-            diff("seeds.torch_initial_seed", 0, 1, "randomness"),
-            diff("platform.hostname", "a", "b", "none"),
-            diff("platform.pid", 1, 2, "none"),
-        ]
-    )
-    assert [(k.kind, k.key) for k in found.knobs] == [
-        ("apply", "seeds.requested"),
-        ("option", "lr"),
-        ("apply", "data.num_workers"),
-        ("env", "OMP_NUM_THREADS"),
-    ]
-    assert [d.field for d in found.cannot_set] == ["gpu.devices.0.name"]
-    assert [d.field for d in found.no_effect] == ["platform.hostname"]  # pid is noise
-
-
-def test_a_value_a_rerun_cannot_force_is_no_knob() -> None:
-    assert knob_for(diff("seeds.requested", 0, None, "randomness")) is None
-    assert knob_for(diff("determinism.cudnn_benchmark", True, MISSING, "numerics")) is None
-
-
-@pytest.mark.parametrize(
-    ("argv", "changes", "expected"),
-    [
-        (
-            ["t.py", "--lr", "0.1", "--seed", "0"],
-            {"lr": "0.2"},
-            ["t.py", "--lr", "0.2", "--seed", "0"],
-        ),
-        (["t.py", "--lr=0.1"], {"lr": "0.2"}, ["t.py", "--lr", "0.2"]),
-        (
-            ["t.py", "--deterministic", "--seed", "0"],
-            {"deterministic": None},
-            ["t.py", "--seed", "0"],
-        ),
-        (["t.py", "--seed", "0"], {"augment": True}, ["t.py", "--seed", "0", "--augment"]),
-        (["t.py", "-n", "3"], {"n": "4"}, ["t.py", "-n", "4"]),
-    ],
-)
-def test_options_are_replaced_added_and_removed(argv, changes, expected) -> None:
-    assert options_with(argv, changes) == expected
-
-
-def test_code_knobs_are_one_per_changed_file() -> None:
-    found = code_knobs({"b.py": ("1", "2"), "a.py": (None, "3")})
-    assert [(k.key, k.a, k.b) for k in found] == [("a.py", None, "3"), ("b.py", "1", "2")]
-    assert all(k.field.startswith("program.sources.files.") for k in found)
-
-
 def test_every_order_of_one_cause_is_found() -> None:
     base = knobs(4)
     for order in itertools.permutations(base):
@@ -165,9 +105,16 @@ def test_every_order_of_one_cause_is_found() -> None:
 
 
 def test_a_misspelt_verdict_or_match_fails_at_construction() -> None:
-    from mlflow_fingerprint.compare.bisect import BisectReport
-
     with pytest.raises(ValueError, match="bisect verdict"):
-        BisectReport("proved", "a", "b", 2)  # type: ignore[arg-type]
+        BisectResult("proved", "a", "b", 2)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="rerun match"):
         Rerun("r", {}, "A", None)  # type: ignore[arg-type]
+
+
+def test_proven_names_a_cause_and_the_lists_are_always_there() -> None:
+    with pytest.raises(ValueError, match="at least one cause"):
+        BisectResult("proven", "a", "b", 2)
+    shown = BisectResult("not_settable", "a", "b", 2, cannot_set=("torch.version",)).to_dict()
+    assert shown["ruled_out"] == []
+    assert shown["cannot_set"] == ["torch.version"]
+    assert BisectResult("not_settable", "a", "b", 2).exit_code == 1

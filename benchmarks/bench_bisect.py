@@ -1,0 +1,165 @@
+"""What a bisect costs for one cause among k settable differences, against the obvious
+alternative: trying each difference alone (k + 1 reruns: A as recorded, then one per difference).
+
+The bisect test project (``tests/jobs/bisect_project``) is committed into a temporary git
+repository (the project, then a comment-only edit of ``helpers.py``). Run A is recorded, and for
+each k a run B that differs from A in k settable ways of which one moves the numbers
+(``--lr 0.2``); the others change nothing: options given their default value, a free-text note,
+the comment-only commit, two threads instead of one (which is two differences: the variable and
+torch's thread count). Each pair is bisected with ``mfp.bisect``; reported are the reruns it
+made (against its bound, ceil(log2 k) + 2), their wall times, and the ratio of the bisect's
+rerun time to k + 1 reruns of its own mean rerun time.
+
+    python benchmarks/bench_bisect.py [--k 2 4 8]
+
+Needs torch; every rerun is a real training process (about 5 s of CPU each on a small machine).
+Exit status 1 if a bisect does not name ``program.options.lr`` alone or makes more reruns than
+its bound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT = ROOT / "tests" / "jobs" / "bisect_project"
+RUN_LINE = re.compile(r"mlflow-fingerprint: run ([0-9a-f]{32}) ")
+# What B adds to A, in order: (arguments, environment, on the comment-only commit).
+CAUSE = (["--lr", "0.2"], {}, False)
+FILLERS = [
+    (["--note", "nothing"], {}, False),
+    (["--workers", "0"], {}, False),
+    ([], {"OMP_NUM_THREADS": "2"}, False),  # the variable and torch.threads.intra_op
+    (["--steps", "6"], {}, False),
+    (["--pause", "0"], {}, False),
+    ([], {}, True),  # helpers.py's comment
+]
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-c", "user.name=b", "-c", "user.email=b@example.com", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+def environment(base: Path, extra: dict[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_FINGERPRINT_")}
+    env.update(
+        {
+            "PYTHONPATH": str(ROOT / "src"),
+            "MLFLOW_TRACKING_URI": f"sqlite:///{base / 'mlflow.db'}",
+            "MLFLOW_FINGERPRINT_SPOOL": str(base / "spool"),
+            "OMP_NUM_THREADS": "1",
+        }
+    )
+    env.update(extra)
+    return env
+
+
+def record(base: Path, repo: Path, commit: str, args: list[str], env: dict[str, str]) -> str:
+    git(repo, "checkout", "-q", commit)
+    out = subprocess.run(
+        [sys.executable, "train.py", "--seed", "0", *args],
+        cwd=repo,
+        env=environment(base, env),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = RUN_LINE.search(out.stderr)
+    assert found, out.stderr[-2000:]
+    return found.group(1)
+
+
+def pair_for(k: int) -> tuple[list[str], dict[str, str], bool]:
+    """B's arguments, environment and commit for k settable differences (the cause first)."""
+    args, env, comment = list(CAUSE[0]), {}, False
+    count = 1
+    for filler_args, filler_env, filler_comment in FILLERS:
+        weight = 2 if filler_env else 1
+        if count + weight > k:
+            continue
+        args += filler_args
+        env.update(filler_env)
+        comment = comment or filler_comment
+        count += weight
+    if count != k:
+        raise SystemExit(f"cannot make exactly {k} differences from the fillers")
+    return args, env, comment
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--k", type=int, nargs="+", default=[2, 4, 8])
+    opts = parser.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="bench-bisect-"))
+    repo = base / "project"
+    shutil.copytree(PROJECT, repo, ignore=shutil.ignore_patterns("__pycache__"))
+    git(repo, "init", "-q", "-b", "main")
+    (repo / ".gitignore").write_text("__pycache__/\nmlruns/\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the project")
+    first = git(repo, "rev-parse", "HEAD").strip()
+    helpers = repo / "helpers.py"
+    helpers.write_text(helpers.read_text().replace('"""The loss."""', '"""The loss (mean)."""'))
+    git(repo, "commit", "-qam", "a comment")
+    comment = git(repo, "rev-parse", "HEAD").strip()
+    for name, value in environment(base, {}).items():
+        os.environ[name] = value
+    import mlflow_fingerprint as mfp
+
+    a = record(base, repo, first, [], {})
+    failed = False
+    rows = []
+    for k in opts.k:
+        args, env, on_comment = pair_for(k)
+        b = record(base, repo, comment if on_comment else first, args, env)
+        git(repo, "checkout", "-q", "main")
+        said: list[str] = []
+        started = time.perf_counter()
+        found = mfp.bisect(a, b, repo=repo, progress=said.append)
+        total = time.perf_counter() - started
+        report = found.to_dict()
+        walls = [r["wall_s"] for r in report["reruns"]]
+        counted = re.search(r"(\d+) settable difference", " ".join(said))
+        settable = int(counted[1]) if counted else 0
+        bound = math.ceil(math.log2(max(settable, 1))) + 2
+        ok = [c["field"] for c in report["causes"]] == ["program.options.lr"]
+        ok = ok and len(walls) <= bound and settable == k
+        failed = failed or not ok
+        mean = sum(walls) / len(walls)
+        rows.append(
+            {
+                "k": k,
+                "settable_seen": settable,
+                "verdict": report["verdict"],
+                "causes": [c["field"] for c in report["causes"]],
+                "reruns": len(walls),
+                "bound": bound,
+                "one_per_difference": k + 1,
+                "rerun_wall_s": [round(w, 1) for w in walls],
+                "bisect_wall_s": round(total, 1),
+                "ratio_to_one_per_difference": round(sum(walls) / ((k + 1) * mean), 2),
+            }
+        )
+        print(json.dumps(rows[-1]), flush=True)
+    shutil.rmtree(base, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

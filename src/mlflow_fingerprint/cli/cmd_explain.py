@@ -1,0 +1,41 @@
+"""``fingerprint explain EXPERIMENT``: what accounts for a metric's spread across the runs; exit
+0 with a report, 2 on bad input (one line on stderr)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .. import layout
+from ..compare.explain import explain
+from ..present import EXTENSIONS
+from ..present.explain import render
+from ..tracking.store import cli_defaults
+from .output import emit
+
+
+def run(args: argparse.Namespace) -> int:
+    cli_defaults()
+    log_target = None
+    if args.log_to:
+        from .log_to import target_run_id
+
+        log_target = target_run_id(args.log_to, args.tracking_uri, args.experiment)
+    report = explain(
+        args.experiment,
+        metric=args.metric,
+        at=args.at,
+        filter_string=args.filter,
+        tracking_uri=args.tracking_uri,
+        include_unfinished=args.include_unfinished,
+    )
+    to_terminal = args.output in (None, "-") and sys.stdout.isatty()
+    emit(render(report, args.format, rich=args.format == "text" and to_terminal), args.output)
+    if log_target is not None:
+        from .log_to import log_text
+
+        mlflow_client, run_id = log_target
+        path = layout.explain_artifact(report.experiment_id, report.metric, EXTENSIONS[args.format])
+        log_text(mlflow_client, run_id, render(report, args.format), path)
+        print(f"fingerprint: report stored in run {run_id} as {path}", file=sys.stderr)
+    return 0

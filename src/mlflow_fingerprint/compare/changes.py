@@ -1,0 +1,254 @@
+"""One change, one difference: what a user changed, with the fields it switched beneath it.
+
+``--lr 0.02`` reaches the record three times (``program.options.lr``, ``params.lr`` the program
+logged, ``program.call.lr`` the training function got); ``--tf32 on`` shows as the option and as
+``numerics.fp32_precision.cuda_matmul`` and ``.cudnn_conv``. Listed side by side they read as
+several causes. Here each option that differs is one difference, and the fields it switched are
+its consequences:
+
+- by name: a field named like the option (``num-workers`` and ``data.loaders.0.num_workers``,
+  ``lr`` and ``params.lr``, ``seed`` and the ``seeds.*`` fields);
+- by elimination: where the code is the same (commit, uncommitted changes, entry point, imported
+  sources) and exactly one option that differs set no field named like it (the others are
+  accounted for by name), every other field a program sets (params, call arguments, loader
+  settings, numerics and determinism flags, seeds) that differs was set by that option.
+
+Without options, a call argument gathers the params named like it. A group takes the effect of
+what its consequences do (a worker count that changes nothing makes its option change nothing);
+an option whose consequences are unknown keeps its own.
+
+An option one run did not pass, in a run whose defaults were not recorded (only its command line
+was, ``program.options_source`` is ``argv``), has no known value there: it is marked unknown
+rather than "absent", and ranks after every measured difference.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..model.fingerprint import get_path, is_unavailable, unavailable
+from ..model.missing import MISSING
+from .fields import FieldChange
+from .ranking import TIER
+from .report import Difference
+
+OPTION = re.compile(r"^program\.options\.(?P<name>[^.]+)$")
+CALL = re.compile(r"^program\.call\.(?P<name>[^.]+)$")
+PARAM = re.compile(r"^params\.(?P<name>.+)$")
+# Fields a program sets, so an option can have switched them: (pattern, the name it goes by).
+SET_BY_PROGRAM: tuple[tuple[re.Pattern[str], str | None], ...] = (
+    (PARAM, None),
+    (CALL, None),
+    (re.compile(r"^data\.loaders\.\d+\.(?P<name>[^.]+)"), None),
+    (re.compile(r"^data\.declared\.(?P<name>[^.]+)$"), None),
+    (re.compile(r"^seeds\.(requested|seeded_by|origin|torch_initial_seed|at_first_step)"), "seed"),
+    (re.compile(r"^(tensorflow|keras)\.global_seed$"), "seed"),
+    (re.compile(r"^torch\.threads\.(intra_op|inter_op)$"), "threads"),
+    # (``numerics.raw``: the same flags as read, spelled each way; never a consequence of its own)
+    (re.compile(r"^numerics\.(?!env\.|raw\.)(?:.+\.)?(?P<name>[^.]+)$"), None),
+    (re.compile(r"^determinism\.(?!env\.)(?:.+\.)?(?P<name>[^.]+)$"), None),
+)
+# The code that ran: where it differs, a field may have been set by the code, not an option.
+CODE = re.compile(r"^(git\.(commit|dirty|diff_digest)|program\.(entry|sources\.files)\.?)")
+OPTIONS_KNOWN = ("decorator", "click", "argparse", "hydra")
+UNKNOWN_DEFAULT = unavailable(
+    "unknown: not on this run's command line, and its default was not recorded"
+)
+MIN_AFFIX = 4  # ``workers`` names ``num_workers``; ``lr`` names only ``lr``
+
+
+def options_known(record: Mapping[str, Any]) -> bool:
+    """The run recorded its options with their defaults, so an option it lacks does not exist
+    in its program (rather than being left at an unrecorded default)."""
+    return get_path(record, "program.options_source") in OPTIONS_KNOWN
+
+
+def mark_unknown_options(
+    changes: Iterable[FieldChange], a: Mapping[str, Any], b: Mapping[str, Any]
+) -> list[FieldChange]:
+    """An option absent from a run whose defaults were not recorded has an unknown value."""
+    out = []
+    for change in changes:
+        if OPTION.match(change.path):
+            va = UNKNOWN_DEFAULT if change.a is MISSING and not options_known(a) else change.a
+            vb = UNKNOWN_DEFAULT if change.b is MISSING and not options_known(b) else change.b
+            change = FieldChange(change.path, va, vb)
+        out.append(change)
+    return out
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def names_match(option: str, field_name: str) -> bool:
+    """``num-workers``/``num_workers``, ``workers``/``num_workers``, ``deterministic``/
+    ``deterministic_algorithms``: equal, or one starts or ends the other (4 letters or more)."""
+    o, f = _norm(option), _norm(field_name)
+    if not o or not f:
+        return False
+    if o == f:
+        return True
+    short, long = sorted((o, f), key=len)
+    return len(short) >= MIN_AFFIX and (long.startswith(short) or long.endswith(short))
+
+
+def set_by_program(path: str) -> str | None:
+    """The name a field a program sets goes by (``data.loaders.0.num_workers``: num_workers);
+    None for a field no option can set (hardware, versions, environment variables)."""
+    for pattern, name in SET_BY_PROGRAM:
+        found = pattern.match(path)
+        if found:
+            return name or found.group("name")
+    return None
+
+
+def _option_name(d: Difference) -> str | None:
+    found = OPTION.match(d.field)
+    return found.group("name") if found else None
+
+
+def _unknown(d: Difference) -> bool:
+    return any(is_unavailable(v) or v is MISSING for v in (d.a, d.b))
+
+
+def _head_order(d: Difference) -> int:
+    """Which differences may gather others: measured options, call arguments, params; an
+    option of unknown value last (a measured field named like it says more)."""
+    if OPTION.match(d.field):
+        return 3 if _unknown(d) else 0
+    if CALL.match(d.field):
+        return 1
+    if PARAM.match(d.field):
+        return 2
+    return 9
+
+
+def _own_name(d: Difference) -> str | None:
+    for pattern in (OPTION, CALL, PARAM):
+        found = pattern.match(d.field)
+        if found:
+            return found.group("name")
+    return None
+
+
+def _effect_of(head: Difference, consequences: Sequence[Difference], by_name: bool) -> str:
+    """What the group does: its best-ranked consequence's effect where one changes results;
+    nothing where it set only fields (named like it) that change nothing; else its own."""
+    effective = [c for c in consequences if c.effect != "none"]
+    if effective:
+        return min(effective, key=lambda c: c.rank).effect
+    return "none" if by_name and consequences else head.effect
+
+
+def group(differences: Sequence[Difference]) -> tuple[Difference, ...]:
+    """Differences with each user change's consequences folded under it, re-ranked 1..n."""
+    pool = list(differences)
+    heads = sorted(
+        (d for d in pool if _head_order(d) < 9 and not (_option_name(d) and d.effect == "none")),
+        key=lambda d: (_head_order(d), d.rank),
+    )
+    taken: set[str] = set()
+    groups: dict[str, tuple[list[Difference], bool]] = {}
+    for head in heads:
+        if head.field in taken:
+            continue
+        name = _own_name(head)
+        found = [
+            d
+            for d in pool
+            if d.field != head.field
+            and d.field not in taken
+            and d.field not in groups
+            and name is not None
+            and (
+                (OPTION.match(d.field) and _unknown(d) and names_match(name, _own_name(d) or ""))
+                or (
+                    not OPTION.match(d.field)
+                    and (field_name := set_by_program(d.field)) is not None
+                    and names_match(name, field_name)
+                )
+            )
+        ]
+        if found:
+            taken.update(d.field for d in found)
+            groups[head.field] = (found, True)
+    _by_elimination(pool, groups, taken)
+    out: list[Difference] = []
+    for d in pool:
+        if d.field in taken:
+            continue
+        consequences, by_name = groups.get(d.field, ([], False))
+        if consequences:
+            d = dataclasses.replace(
+                d,
+                effect=_effect_of(d, consequences, by_name),  # type: ignore[arg-type]
+                consequences=tuple(sorted(consequences, key=lambda c: c.rank)),
+            )
+        out.append(d)
+    out.sort(key=lambda d: (d.effect == "none", _hedged(d), TIER[d.effect], _best(d)))
+    return tuple(_renumbered(d, i) for i, d in enumerate(out, start=1))
+
+
+def _by_elimination(
+    pool: Sequence[Difference],
+    groups: dict[str, tuple[list[Difference], bool]],
+    taken: set[str],
+) -> None:
+    """The code is the same and one option differs, or one of several set nothing named like it:
+    it set every other field a program sets. An option of unknown value (on one command line
+    only, its default not recorded) counts only where fields named like it show it acted."""
+    options = [
+        d
+        for d in pool
+        if OPTION.match(d.field)
+        and d.effect != "none"
+        and d.field not in taken
+        and (not _unknown(d) or d.field in groups)  # unknown: only where it is seen to act
+    ]
+    if any(CODE.match(d.field) and d.effect != "none" for d in pool):
+        return
+    candidates = options if len(options) == 1 else [d for d in options if d.field not in groups]
+    if len(candidates) != 1:
+        return
+    (head,) = candidates
+    rest = [
+        d
+        for d in pool
+        if d.field not in taken
+        and d.field not in groups
+        and d.field != head.field
+        and not OPTION.match(d.field)
+        and set_by_program(d.field) is not None
+    ]
+    if rest:
+        found, by_name = groups.get(head.field, ([], False))
+        groups[head.field] = ([*found, *rest], by_name)
+        taken.update(d.field for d in rest)
+
+
+def _hedged(d: Difference) -> bool:
+    """Known only on one side, and nothing measured on both sides beneath it."""
+    measured = [c for c in d.consequences if c.effect != "none" and not _unknown(c)]
+    return _unknown(d) and not measured
+
+
+def _best(d: Difference) -> int:
+    """Where a group ranked before grouping: its best member's place."""
+    return min([d.rank, *(c.rank for c in d.consequences if c.effect != "none")])
+
+
+def _renumbered(d: Difference, rank: int) -> Difference:
+    return dataclasses.replace(
+        d,
+        rank=rank,
+        consequences=tuple(dataclasses.replace(c, rank=rank) for c in d.consequences),
+    )
+
+
+def flat(differences: Iterable[Difference]) -> list[Difference]:
+    """Every difference, consequences included (what a rerun could set)."""
+    return [x for d in differences for x in (d, *d.consequences)]

@@ -1,0 +1,261 @@
+"""The runs as a design: each varying field's levels, and fields that moved together as one block.
+
+Two fields that split the runs the same way (the GPU model and the driver, every option of a
+sweep that changed together) cannot be told apart by any analysis of these runs; a forest or a
+regression would split the credit between them silently, by chance. So they are merged, and the
+report says so. Three tests find them:
+
+- the same partition of the runs (exact aliasing: ``torch.version`` and ``packages.digest``);
+- a rank deficit: some contrast of one field is a contrast of another (one field's levels nest
+  in the other's, or one pair of levels always came together), found from the one-hot design
+  matrix's rank, pairwise and then across every block at once;
+- near-aliasing: Cramér's V of the two fields' contingency table at or above
+  :data:`NEAR_ALIAS`, where a rank test would still call them separable but the estimate of
+  either would rest on one or two runs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+NEAR_ALIAS = 0.9  # Cramér's V from which two fields count as moving together
+
+
+@dataclass(frozen=True)
+class Column:
+    """One field's value in each run, as level codes (0 is the first run's value)."""
+
+    field: str
+    codes: np.ndarray
+    labels: tuple[str, ...]
+
+
+def column(field: str, texts: Sequence[str]) -> Column:
+    codes, labels = encode(texts)
+    return Column(field, codes, labels)
+
+
+def encode(texts: Sequence[object]) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Level codes in order of first appearance, and each code's value."""
+    index: dict[object, int] = {}
+    codes = np.fromiter((index.setdefault(t, len(index)) for t in texts), np.int64, len(texts))
+    return codes, tuple(str(t) for t in index)
+
+
+@dataclass(frozen=True)
+class Block:
+    """Fields that moved together in these runs, analysed as one factor.
+
+    ``settings`` holds one field per distinct series of values (``params.lr`` and
+    ``program.call.lr`` holding the same numbers are one setting, recorded twice), lead first.
+    """
+
+    fields: tuple[str, ...]
+    settings: tuple[str, ...]
+    codes: np.ndarray
+    labels: tuple[str, ...]
+    near: bool = False  # merged as nearly (not exactly) aliased
+
+    @property
+    def levels(self) -> int:
+        return len(self.labels)
+
+    @property
+    def confounded(self) -> bool:
+        return len(self.settings) > 1
+
+
+def treatment(codes: np.ndarray, levels: int) -> np.ndarray:
+    """One-hot columns of every level but the first (treatment coding)."""
+    out = np.zeros((len(codes), max(levels - 1, 0)))
+    rows = np.nonzero(codes > 0)[0]
+    out[rows, codes[rows] - 1] = 1.0
+    return out
+
+
+def rank(columns: Sequence[np.ndarray], n: int) -> int:
+    """The rank of ``[1, columns...]``, from its distinct rows (duplicates add nothing)."""
+    matrix = np.column_stack([np.ones(n), *columns]) if columns else np.ones((n, 1))
+    distinct = np.unique(matrix, axis=0)
+    return int(np.linalg.matrix_rank(distinct))
+
+
+def cramers_v(a: np.ndarray, b: np.ndarray) -> float:
+    """Cramér's V of two level-code vectors: 1 when one determines the other (the one with fewer
+    levels), 0 when they are independent."""
+    ka, kb = int(a.max()) + 1, int(b.max()) + 1
+    if min(ka, kb) < 2:
+        return 0.0
+    table = np.zeros((ka, kb))
+    np.add.at(table, (a, b), 1.0)
+    n = table.sum()
+    expected = np.outer(table.sum(1), table.sum(0)) / n
+    chi2 = float(((table - expected) ** 2 / np.where(expected > 0, expected, 1.0)).sum())
+    return float(np.sqrt(chi2 / (n * (min(ka, kb) - 1))))
+
+
+# Fields under these are each a setting of their own; elsewhere a section (two segments deep for
+# the GPU and CUDA, where the device, the driver, CUDA and cuDNN are separate things) is one.
+OWN_SUBJECT = ("program.call.", "program.options.", "params.")
+DEEP_SUBJECT = ("gpu", "cuda")
+# What a person calls a thing by: the GPU's name rather than its architecture, the version of a
+# package rather than its build's commit.
+NAMING = ("name", "version")
+
+
+def subject(field: str) -> str:
+    """What a field describes, for naming a block: two fields of one subject (``torch.version``
+    and ``torch.git_version``) say one thing twice; two subjects (the GPU and torch) are the
+    confound a person needs to hear about."""
+    if field.startswith(OWN_SUBJECT):
+        return field
+    parts = field.split(".")
+    return ".".join(parts[:2]) if parts[0] in DEEP_SUBJECT else parts[0]
+
+
+def same_value_text(text: str) -> str:
+    """A value as settings compare it: ``0``, ``0.0`` and ``"0"`` (a param is a string) are one
+    number."""
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return repr(number) if math.isfinite(number) else text
+
+
+def _settings(columns: Sequence[Column], texts: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """One field per distinct series of values (``params.lr`` and ``program.call.lr`` holding
+    the same numbers are one setting), then the lead pair first: the lead is the setting that
+    tells the most values apart (in a nested block the others are functions of it), a name or a
+    version before other fields of its rank; the second the like among another subject's."""
+    seen: dict[tuple[str, ...], str] = {}
+    for col in columns:
+        seen.setdefault(tuple(map(same_value_text, texts[col.field])), col.field)
+    found = list(seen.values())
+    levels = {f: len(set(texts[f])) for f in found}
+
+    def preference(f: str) -> tuple[int, bool, int]:
+        return -levels[f], f.rsplit(".", 1)[-1] not in NAMING, found.index(f)
+
+    lead = min(found, key=preference)
+    others = [f for f in found if subject(f) != subject(lead)]
+    leads = [lead, min(others, key=preference)] if others else [lead]
+    return (*leads, *(f for f in found if f not in leads))
+
+
+def _block(
+    columns: Sequence[Column], texts: dict[str, tuple[str, ...]], near: bool = False
+) -> Block:
+    settings = _settings(columns, texts)
+    n = len(columns[0].codes)
+    if len(settings) == 1:
+        labels_per_run: Sequence[object] = texts[settings[0]]
+    else:
+        _, every = encode([tuple(texts[s][i] for s in settings) for i in range(n)])
+        leads = settings[:2]
+        _, by_leads = encode([tuple(texts[s][i] for s in leads) for i in range(n)])
+        named = leads if len(by_leads) == len(every) else settings  # the leads say it all
+        names = short_names(named)
+        labels_per_run = [
+            ", ".join(f"{name}={texts[s][i]}" for name, s in zip(names, named, strict=True))
+            for i in range(n)
+        ]
+    codes, labels = encode(labels_per_run)
+    return Block(tuple(c.field for c in columns), settings, codes, labels, near)
+
+
+def short_names(fields: Sequence[str]) -> list[str]:
+    """The last segment of each dotted field, longer where two would read the same."""
+    depth = 1
+    while depth < 8:
+        names = [".".join(f.split(".")[-depth:]) for f in fields]
+        if len(set(names)) == len(names):
+            return names
+        depth += 1
+    return list(fields)
+
+
+class _Union:
+    def __init__(self, n: int) -> None:
+        self.parent = list(range(n))
+
+    def find(self, i: int) -> int:
+        while self.parent[i] != i:
+            self.parent[i] = self.parent[self.parent[i]]
+            i = self.parent[i]
+        return i
+
+    def join(self, i: int, j: int) -> None:
+        a, b = self.find(i), self.find(j)
+        if a != b:
+            self.parent[max(a, b)] = min(a, b)
+
+    def groups(self) -> list[list[int]]:
+        out: dict[int, list[int]] = {}
+        for i in range(len(self.parent)):
+            out.setdefault(self.find(i), []).append(i)
+        return sorted(out.values())
+
+
+def blocks(columns: Sequence[Column], texts: dict[str, tuple[str, ...]]) -> list[Block]:
+    """The fields (``columns``, in order of likely importance) grouped into blocks that these
+    runs can tell apart. ``texts`` holds each field's value in each run, as text."""
+    if not columns:
+        return []
+    n = len(columns[0].codes)
+    by_partition: dict[bytes, list[Column]] = {}
+    for col in columns:
+        by_partition.setdefault(col.codes.tobytes(), []).append(col)
+    exact = [_block(cols, texts) for cols in by_partition.values()]
+    design = [treatment(b.codes, b.levels) for b in exact]
+    union = _Union(len(exact))
+    near: set[int] = set()
+    for i in range(len(exact)):
+        for j in range(i + 1, len(exact)):
+            deficit = exact[i].levels + exact[j].levels - 1 - rank([design[i], design[j]], n)
+            if deficit > 0:
+                union.join(i, j)
+            elif cramers_v(exact[i].codes, exact[j].codes) >= NEAR_ALIAS:
+                union.join(i, j)
+                near.update((i, j))
+    merged = _merge(exact, union.groups(), texts, near)
+    return _merge_deficits(merged, texts, n)
+
+
+def _merge(
+    parts: Sequence[Block],
+    groups: Sequence[Sequence[int]],
+    texts: dict[str, tuple[str, ...]],
+    near: set[int] | None = None,
+) -> list[Block]:
+    out = []
+    for group in groups:
+        if len(group) == 1:
+            out.append(parts[group[0]])
+            continue
+        columns = [Column(f, *encode(texts[f])) for i in sorted(group) for f in parts[i].fields]
+        is_near = any(i in (near or ()) or parts[i].near for i in group)
+        out.append(_block(columns, texts, is_near))
+    return out
+
+
+def _merge_deficits(parts: list[Block], texts: dict[str, tuple[str, ...]], n: int) -> list[Block]:
+    """Blocks whose contrasts the others span together (a design aliased three ways, such as
+    C = A xor B) are merged into one, until the main-effects design has full rank."""
+    while len(parts) > 1:
+        design = [treatment(b.codes, b.levels) for b in parts]
+        full = rank(design, n)
+        short = [
+            i
+            for i, b in enumerate(parts)
+            if full - rank(design[:i] + design[i + 1 :], n) < b.levels - 1
+        ]
+        if not short:
+            return parts
+        rest = [[i] for i in range(len(parts)) if i not in short]
+        parts = _merge(parts, sorted([short, *rest]), texts)
+    return parts

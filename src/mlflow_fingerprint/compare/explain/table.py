@@ -1,0 +1,152 @@
+"""From the runs' records to the table ``explain`` analyses: for each field, its value in each run.
+
+A field enters the analysis when it varies across the runs, can change results (its rule's
+effect is not ``none`` for the values seen, and it is not volatile: hostname, pid, paths), and is
+known in every run. A run's record may be whole (``full``), what its ``fingerprint.*`` tags say
+(``tags``: the artifact could not be read), or nothing but its params (``params``: a run never
+fingerprinted). A field some runs cannot know is not guessed for them: it is listed as missing and
+the runs are explained with the fields every run holds. Where some runs have tags only, every
+record also offers its tag summary, as ``diff`` compares a partial record, so torch, CUDA, the GPU
+and the seed stay in the analysis.
+
+Values are compared as text (``0.1`` logged as a param and passed as an argument are one value).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Hashable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ...model.fingerprint import is_unavailable
+from ...model.hashing import VOLATILE
+from ...model.missing import MISSING
+from ...model.vocabulary import Coverage, Effect
+from ..fields import NOT_FIELDS, FieldChange, leaf_paths, same_value, varying
+from ..partial import summary_record
+from ..ranking import TIER
+from ..rules import classify
+from ..rules.base import matches, parts
+from .groups import is_seed_field, replicate_key
+
+ABSENT = "absent"
+UNAVAILABLE = "unavailable"
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One run as ``explain`` reads it: its record (with its params under ``params``)."""
+
+    run_id: str
+    record: Mapping[str, Any]
+    coverage: Coverage
+
+
+@dataclass(frozen=True)
+class FieldInfo:
+    path: str
+    effect: Effect
+    explanation: str
+    order: tuple[Any, ...]  # most likely cause first, as ``diff`` ranks differences
+
+
+@dataclass(frozen=True)
+class Table:
+    fields: tuple[FieldInfo, ...]  # what the model uses: known in every run, most likely first
+    texts: Mapping[str, tuple[str, ...]]  # each used (and seed) field's value in each run
+    seeds: tuple[str, ...]  # seed fields that varied: what replicates differ in
+    missing: tuple[str, ...]  # fields that vary but some runs cannot know
+    keys: tuple[Hashable, ...]  # each run's replicate key
+
+
+def text(value: Any) -> str:
+    """A value as the table compares it."""
+    if value is MISSING:
+        return ABSENT
+    if is_unavailable(value):
+        return UNAVAILABLE
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _is_volatile(path: str) -> bool:
+    return any(matches(parts(v), parts(path)) for v in VOLATILE)
+
+
+def _fields_of(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A record's fields without the keys that describe the record and without its params."""
+    return {k: v for k, v in record.items() if k not in NOT_FIELDS and k != "params"}
+
+
+def _summary(row: RunRecord) -> dict[str, Any]:
+    return _fields_of(summary_record(row.record) if row.coverage == "full" else row.record)
+
+
+def _candidates(rows: Sequence[RunRecord]) -> Iterator[tuple[str, list[int], list[Any]]]:
+    """(field, the runs that can know it, their values) for every field that varies among the
+    runs that can know it: params in every run; the tag summary in runs with a whole record or
+    tags (only where some have tags only); the whole record in runs that have it."""
+    everyone = list(range(len(rows)))
+    params = [dict(r.record.get("params") or {}) for r in rows]
+    for path, values in varying(params, "params"):
+        yield path, everyone, values
+    tagged = [i for i, r in enumerate(rows) if r.coverage != "params"]
+    summarised: set[str] = set()
+    if any(r.coverage == "tags" for r in rows):
+        summarised = leaf_paths(_fields_of(summary_record({})))
+        for path, values in varying([_summary(rows[i]) for i in tagged]):
+            yield path, tagged, values
+    whole = [i for i in everyone if rows[i].coverage == "full"]
+    if len(whole) >= 2:
+        for path, values in varying([_fields_of(rows[i].record) for i in whole]):
+            if path not in summarised:
+                yield path, whole, values
+
+
+def build(rows: Sequence[RunRecord]) -> Table:
+    used: list[FieldInfo] = []
+    seeds: list[str] = []
+    missing: list[str] = []
+    texts: dict[str, tuple[str, ...]] = {}
+    for path, knowers, values in _candidates(rows):
+        if _is_volatile(path):
+            continue
+        info = _classified(path, rows, knowers, values)
+        if info is None:
+            continue
+        if is_seed_field(path):
+            seeds.append(path)
+        elif len(knowers) < len(rows):
+            missing.append(path)
+            continue
+        else:
+            used.append(info)
+        if len(knowers) == len(rows):
+            texts[path] = tuple(text(v) for v in values)
+    used.sort(key=lambda f: f.order)
+    keys = tuple(
+        replicate_key(
+            row.record if row.coverage == "full" else None,
+            {f.path: texts[f.path][i] for f in used},
+        )
+        for i, row in enumerate(rows)
+    )
+    return Table(tuple(used), texts, tuple(sorted(seeds)), tuple(sorted(missing)), keys)
+
+
+def _classified(
+    path: str, rows: Sequence[RunRecord], knowers: Sequence[int], values: Sequence[Any]
+) -> FieldInfo | None:
+    """The field's effect, judged (as ``diff`` would) on the first two runs that differ in it;
+    None where a difference there changes nothing (effect ``none``)."""
+    first = values[0]
+    j = next(k for k, v in enumerate(values) if not same_value(v, first))
+    a, b = rows[knowers[0]].record, rows[knowers[j]].record
+    cls = classify(FieldChange(path, first, values[j]), a, b)
+    if cls.effect == "none":
+        return None
+    return FieldInfo(
+        path, cls.effect, cls.explanation, (TIER[cls.effect], -cls.prior, cls.priority, path)
+    )

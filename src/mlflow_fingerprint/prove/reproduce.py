@@ -1,0 +1,172 @@
+"""``rerun(RUN)``: run a recorded training again here and say whether it reproduces RUN.
+
+It first says whether this machine can compute as RUN's did (what differs in hardware, driver,
+libraries or packages), then reruns RUN's code and command line (with overrides) as a new run
+tagged ``fingerprint.rerun_of``, and compares the curves bit for bit: up to the step the rerun
+stopped after, or, for a rerun that ran to its end, everything, the summary values included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from .. import limits
+from ..compare.settable import Knob
+from ..errors import UsageError
+from .curves import compare, read
+from .launch import OPTION_PREFIX, Plan, launch_for, overrides_of, shown
+from .process import Executor, LocalProcess
+from .recorded import Recorded, machine_gaps, recorded
+from .rerunner import Rerunner, quiet
+from .results import DryRun, MachineGap, RerunResult
+from .signals import ending_on_signals
+from .worktree import checkout, matches_here, repository_root, require_git
+
+# A rerun's default time bound: three times the run's own wall time, plus two minutes for the
+# interpreter, the imports and the store (DESIGN.md, "What a rerun may touch").
+WALL_FACTOR = 3.0
+WALL_MARGIN_S = 120.0
+# Where the run's wall time is unknown (it never ended, or its times were not stored).
+UNKNOWN_WALL_TIMEOUT_S = 3600.0
+
+
+def time_bound(a: Recorded, timeout: float | None) -> float:
+    """Seconds a rerun of ``a`` may run: ``timeout``, else 3x its wall time plus 2 minutes (at
+    most the longest bound a timer takes)."""
+    if timeout is not None:
+        return _checked(limits.check_seconds, "timeout", timeout)
+    if a.wall_s is None:
+        return UNKNOWN_WALL_TIMEOUT_S
+    return min(WALL_FACTOR * a.wall_s + WALL_MARGIN_S, limits.MAX_SECONDS)
+
+
+def check_until(until_step: int | None) -> None:
+    if until_step is not None:
+        _checked(limits.check_step, "until_step", until_step)
+
+
+def _checked(check: Callable[[str, Any], Any], name: str, value: Any) -> Any:
+    """``check(name, value)``, its refusal one line of bad input."""
+    try:
+        return check(name, value)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "null" if value is None else str(value)
+
+
+def knobs_of(values: Mapping[str, Any]) -> list[Knob]:
+    """Overrides (field -> value) as knobs: a setting the decorator forces (typed and checked by
+    the parser it uses) or a command-line option (``program.options.NAME``; None removes the
+    option, True makes it a bare flag)."""
+    from ..run.apply import parse_override
+
+    knobs = []
+    for name, value in values.items():
+        if not isinstance(name, str) or not name:
+            raise UsageError(f"an override is FIELD=VALUE, not {name!r}")
+        if name.startswith(OPTION_PREFIX) and len(name) > len(OPTION_PREFIX):
+            option = value if value is None or isinstance(value, bool) else str(value)
+            knobs.append(Knob("option", name[len(OPTION_PREFIX) :], name, None, option, "recipe"))
+            continue
+        key, typed = parse_override(name, _text(value))
+        knobs.append(Knob("apply", key, name, None, typed, "recipe"))
+    return knobs
+
+
+def origin_of(repo: str | Path | None) -> Path:
+    return repository_root(Path(repo) if repo is not None else Path.cwd())
+
+
+def code_note(a: Recorded, origin: Path) -> str:
+    r = a.recipe
+    if matches_here(r, origin):
+        return f"the code: this working tree ({origin}), already the run's"
+    diff = " with the run's uncommitted diff applied" if r.diff else ""
+    return f"the code: a temporary worktree of {origin} at commit {r.commit[:12]}{diff}"
+
+
+def rerun(
+    run: str,
+    *,
+    set: Mapping[str, Any] | None = None,  # the command line's --set
+    until_step: int | None = None,
+    timeout: float | None = None,
+    dry_run: bool = False,
+    tracking_uri: str | None = None,
+    experiment: str | None = None,
+    repo: str | Path | None = None,
+    executor: Executor | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> RerunResult | DryRun:
+    """Run ``run``'s training again on this machine and say whether it reproduces the run.
+
+    ``set``: field -> value to force (``seeds.requested``, ``determinism.*``, ``data.*``,
+    ``program.options.NAME``, ...). ``until_step``: stop the rerun once a metric past that step
+    is logged. ``timeout``: seconds the rerun may run (default 3x the run's wall time plus 2
+    minutes). ``dry_run``: say what would run, run nothing. ``repo``: the clone of the run's
+    repository to check its code out of (default: the one the working directory is in).
+    Raises ``UsageError`` (one line) on bad input; a KeyboardInterrupt ends the rerun's
+    training, removes its worktree and marks its run KILLED before it propagates."""
+    say = progress or quiet
+    require_git()
+    check_until(until_step)
+    knobs = knobs_of(set or {})
+    a = recorded(run, tracking_uri, experiment, "RUN")
+    bound = time_bound(a, timeout)
+    origin = origin_of(repo)
+    plan, overrides = Plan.of(knobs), overrides_of(knobs)
+    if dry_run:
+        launch = launch_for(
+            a.recipe,
+            plan,
+            stop_after=until_step,
+            watch_steps=(),
+            timeout_s=bound,
+            overrides=overrides,
+        )
+        return DryRun(
+            "rerun",
+            (a.run_id,),
+            (("the rerun", launch.describe(a.uri)),),
+            notes=(code_note(a, origin),),
+            until_step=until_step,
+        )
+    gaps = tuple(MachineGap(d.field, d.a, d.b) for d in machine_gaps(a.record))
+    say(_machine_line(gaps))
+    names = sorted(a.resolved.metrics)
+    with ending_on_signals(), checkout(a.recipe, origin) as tree:
+        runner = Rerunner(
+            a, tree, origin, names, executor or LocalProcess(), bound, until_step, progress=say
+        )
+        say(f"rerunning {a.run_id} in {tree} (time bound {bound:.0f} s)")
+        outcome = runner.run(plan, overrides)
+    reference = read(a.uri, a.run_id, names)
+    stopped = outcome.stopped_at is not None
+    found = compare(outcome.metrics, reference, until_step, stopped)
+    return RerunResult(
+        run_id=outcome.run_id,
+        rerun_of=a.run_id,
+        overrides=shown(overrides).values,
+        reproduced=found.same,
+        first_divergence_step=found.parted,
+        stopped_at=outcome.stopped_at,
+        until_step=until_step if stopped else None,
+        machine_differs=gaps,
+        summary_differs=found.summary,
+        wall_s=outcome.wall_s,
+    )
+
+
+def _machine_line(gaps: tuple[MachineGap, ...]) -> str:
+    if not gaps:
+        return "this machine computes as RUN's did: the same hardware, libraries and packages"
+    lines = ["this machine differs from RUN's in what no rerun can set:"]
+    lines += [f"  - {g.field}: {g.run} (RUN) vs {g.here} (here)" for g in gaps]
+    return "\n".join(lines)

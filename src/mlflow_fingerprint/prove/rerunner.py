@@ -1,0 +1,160 @@
+"""Reruns of one recorded run in one worktree: each started through an executor, found again in
+the store by the token it was given, and read back; each ended and marked on every way out.
+
+A rerun that times out or is interrupted leaves no RUNNING run: its training's process group is
+ended (``process``), then its MLflow run, where it exists, is ended FAILED (a timeout) or KILLED
+(a signal) and tagged with the reason (``mlflow_fingerprint.end_reason``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import layout
+from ..errors import Terminated, UsageError
+from ..model.hashing import canonical_json
+from ..tracking import store as tracking
+from .curves import Metrics, read
+from .launch import Launch, Plan, job_for, launch_for, masked, shown
+from .process import Executor, TimedOut
+from .recorded import Recorded
+from .worktree import CodeSwap
+
+Progress = Callable[[str], None]
+ENDED_BY = "rerun"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One finished rerun: its run, its metrics (whole), where it stopped, how long it took."""
+
+    run_id: str
+    metrics: Metrics
+    stopped_at: int | None
+    wall_s: float
+
+
+def quiet(message: str) -> None:
+    del message
+
+
+@dataclass
+class Rerunner:
+    """Reruns of ``a`` in ``tree`` (checked out of ``origin``), compared on metrics ``names``."""
+
+    a: Recorded
+    tree: Path
+    origin: Path
+    names: Sequence[str]
+    executor: Executor
+    timeout_s: float
+    until: int | None = None
+    watch_step: int | None = None
+    swap: CodeSwap | None = None
+    progress: Progress = quiet
+    count: int = 0
+    launches: list[Launch] = field(default_factory=list)
+
+    @property
+    def uri(self) -> str:
+        return self.a.uri
+
+    def launch(self, plan: Plan, overrides: dict[str, Any]) -> Launch:
+        return launch_for(
+            self.a.recipe,
+            plan,
+            stop_after=self.until,
+            watch_steps=(self.watch_step,) if self.watch_step is not None else (),
+            timeout_s=self.timeout_s,
+            overrides=overrides,
+        )
+
+    def run(self, plan: Plan, overrides: dict[str, Any]) -> Outcome:
+        """Rerun A with ``plan`` (``overrides``: what it sets, by field, as the tag shows it)."""
+        self.count += 1
+        launch = self.launch(plan, overrides)
+        if self.swap is not None:
+            self.swap.set(plan.files)
+        token = uuid.uuid4().hex
+        job = job_for(launch, self.tree, self.origin, self.uri, token, os.environ)
+        started = time.monotonic()
+        try:
+            finished = self.executor.execute(job)
+        except TimedOut as exc:
+            self._end(token, "FAILED", str(exc))
+            raise UsageError(str(exc) + " (--timeout sets it)") from None
+        except KeyboardInterrupt as exc:
+            why = f"interrupted by {exc.name}" if isinstance(exc, Terminated) else "interrupted"
+            self._end(token, "KILLED", f"the rerun was {why}")
+            raise
+        wall = time.monotonic() - started
+        if finished.returncode:
+            self._end(token, "FAILED", f"the training exited with status {finished.returncode}")
+            raise UsageError(
+                f"the training failed in the rerun (exit {finished.returncode}): "
+                f"{finished.last_line}"
+            )
+        mlflow_client = tracking.client(self.uri)
+        with tracking.store_errors(self.uri):
+            run_id = find_rerun(mlflow_client, [str(self.a.resolved.ref.experiment_id)], token)
+            tags = mlflow_client.get_run(run_id).data.tags
+            self._tag_overrides(mlflow_client, run_id, tags, plan, launch)
+        stopped = tags.get(layout.TAG_STOPPED_AT)
+        metrics = read(self.uri, run_id, self.names)
+        at = int(stopped) if stopped and stopped.isdigit() else None
+        return Outcome(run_id, metrics, at, wall)
+
+    def _tag_overrides(
+        self, mlflow_client: Any, run_id: str, tags: Any, plan: Plan, launch: Launch
+    ) -> None:
+        """The run's ``fingerprint.overrides``: the forced settings the training recorded, and
+        what it could not see it was given (options, variables, files), all redacted."""
+        if not plan.outside:
+            return
+        secrets = launch.overrides.secrets
+        outside = shown(plan.outside, secrets).values
+        forced = json.loads(tags.get(layout.TAG_OVERRIDES) or "{}")
+        every = masked(canonical_json({**forced, **outside}), secrets)
+        mlflow_client.set_tag(run_id, layout.TAG_OVERRIDES, every)
+
+    def _end(self, token: str, status: str, reason: str) -> None:
+        """End the run a rerun made, where it exists and is still RUNNING (a timeout ends it
+        FAILED whatever its training wrote on its way out), and say why. Never raises: this runs
+        on the way out of an error or a signal."""
+        try:
+            mlflow_client = tracking.client(self.uri)
+            run_id = find_rerun(mlflow_client, [str(self.a.resolved.ref.experiment_id)], token)
+        except Exception:  # never created, or the store is gone: nothing left RUNNING here
+            return
+        try:
+            run = mlflow_client.get_run(run_id)
+            if run.info.status == "RUNNING" or status == "FAILED":
+                mlflow_client.set_terminated(run_id, status)
+            mlflow_client.set_tag(run_id, layout.INTERNAL_ENDED_BY, ENDED_BY)
+            mlflow_client.set_tag(run_id, layout.INTERNAL_END_REASON, reason)
+        except Exception as exc:
+            self.progress(f"could not end the rerun's run {run_id}: {tracking.first_line(exc)}")
+
+
+def find_rerun(mlflow_client: Any, experiment_ids: Sequence[str], token: str) -> str:
+    """The run a rerun created, found by the token it was tagged with: the outermost one, where
+    the training opened runs of its own inside it (they get the token through the run context
+    provider too)."""
+    from ..tracking.store import quote, search_all_runs
+
+    wanted = f"tags.`{layout.INTERNAL_RERUN_TOKEN}` = {quote(token)}"
+    for ids in (list(experiment_ids), None):
+        if ids is None:
+            ids = [e.experiment_id for e in mlflow_client.search_experiments()]
+        runs = search_all_runs(mlflow_client, ids, wanted, 20)
+        if runs:
+            top = [r for r in runs if layout.MLFLOW_PARENT_RUN_ID not in r.data.tags] or runs
+            return str(min(top, key=lambda r: r.info.start_time or 0).info.run_id)
+    raise UsageError("the rerun's training ended without recording a fingerprinted run")

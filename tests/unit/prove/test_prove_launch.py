@@ -1,0 +1,158 @@
+"""One rerun's launch (``prove/launch.py``): what it runs, where, with which variables, and how
+its overrides are shown. Real files in a temporary tree; nothing is started."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from mlflow_fingerprint import settings
+from mlflow_fingerprint.errors import UsageError
+from mlflow_fingerprint.prove.launch import Plan, job_for, launch_for, shown
+from mlflow_fingerprint.prove.recipe import Recipe
+
+TOKEN = "ghp_" + "k3Y" * 12
+
+
+def recipe(**changes: object) -> Recipe:
+    fields: dict[str, object] = {
+        "run_id": "r1",
+        "argv": ("train.py", "--seed", "0"),
+        "entry_kind": "script",
+        "module": None,
+        "entry_path": "train.py",
+        "cwd": ".",
+        "commit": "0" * 40,
+        "diff": None,
+        "diff_digest": None,
+    }
+    fields.update(changes)
+    return Recipe(**fields)  # type: ignore[arg-type]
+
+
+def launch(r: Recipe | None = None, plan: Plan | None = None, overrides: dict | None = None):
+    return launch_for(
+        r or recipe(),
+        plan or Plan(),
+        stop_after=3,
+        watch_steps=(1,),
+        timeout_s=60.0,
+        overrides=overrides or {},
+    )
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "tree"
+    (root / "pkg").mkdir(parents=True)
+    (root / "train.py").write_text("print('train')\n")
+    (root / "pkg" / "run.py").write_text("print('module')\n")
+    return root
+
+
+def test_a_job_runs_the_script_in_the_tree_with_the_rerun_s_variables(tree: Path) -> None:
+    base = {
+        "HOME": "/root",
+        settings.APPLY: '{"seeds.requested": 9}',  # stale, from the user's shell
+        settings.DISABLE: "1",  # would make the rerun record nothing
+        "MLFLOW_RUN_ID": "someone-elses",
+    }
+    plan = Plan(apply={"seeds.requested": 5}, options={"lr": "0.2"}, env={"OMP_NUM_THREADS": "1"})
+    job = job_for(launch(plan=plan), tree, tree, "sqlite:///x.db", "tok", base)
+    assert job.command == (sys.executable, str(tree / "train.py"), "--seed", "0", "--lr", "0.2")
+    assert job.cwd == tree
+    env = job.env
+    assert env["HOME"] == "/root"
+    assert json.loads(env[settings.APPLY]) == {"seeds.requested": 5}
+    assert settings.DISABLE not in env
+    assert "MLFLOW_RUN_ID" not in env
+    assert env["OMP_NUM_THREADS"] == "1"
+    assert env[settings.STOP_AFTER] == "3"
+    assert env[settings.WATCH_STEPS] == "1"
+    assert (env[settings.RERUN_OF], env[settings.RERUN_TOKEN]) == ("r1", "tok")
+
+
+def test_without_forced_settings_no_stale_apply_reaches_the_training(tree: Path) -> None:
+    job = job_for(launch(), tree, tree, "sqlite:///x.db", "tok", {settings.APPLY: "{}"})
+    assert settings.APPLY not in job.env
+
+
+@pytest.mark.parametrize("name", ["PYTHONPATH", "LD_PRELOAD", "PYTHONSTARTUP", "omp_num_threads"])
+def test_a_plan_never_sets_a_variable_outside_the_allowlist(name: str) -> None:
+    with pytest.raises(UsageError, match=name):
+        launch(plan=Plan(env={name: "/tmp/x"}))
+
+
+def test_a_link_out_of_the_tree_is_refused(tree: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.py"
+    outside.write_text("print('not the project')\n")
+    (tree / "train.py").unlink()
+    (tree / "train.py").symlink_to(outside)
+    with pytest.raises(UsageError, match="outside its repository"):
+        job_for(launch(), tree, tree, "sqlite:///x.db", "tok", {})
+    (tree / "sub").symlink_to(tmp_path, target_is_directory=True)
+    with pytest.raises(UsageError, match="working directory"):
+        job_for(launch(recipe(cwd="sub")), tree, tree, "sqlite:///x.db", "tok", {})
+
+
+def test_a_linked_file_of_the_repository_it_came_from_is_allowed(tmp_path: Path) -> None:
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    (origin / "train.py").write_text("print('untracked, linked in')\n")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "train.py").symlink_to(origin / "train.py")
+    job = job_for(launch(), tree, origin, "sqlite:///x.db", "tok", {})
+    assert job.command[1] == str(origin / "train.py")
+
+
+def test_a_module_runs_only_from_a_file_of_the_tree(tree: Path) -> None:
+    module = recipe(entry_kind="module", module="pkg.run", entry_path="pkg/run.py")
+    job = job_for(launch(module), tree, tree, "sqlite:///x.db", "tok", {})
+    assert job.command[:3] == (sys.executable, "-m", "pkg.run")
+    missing = recipe(entry_kind="module", module="pkg.gone", entry_path="pkg/gone.py")
+    with pytest.raises(UsageError, match="not a file of its repository"):
+        job_for(launch(missing), tree, tree, "sqlite:///x.db", "tok", {})
+
+
+def test_overrides_are_shown_as_argv_is_redacted() -> None:
+    found = shown(
+        {
+            "program.options.api-key": "hunter2-but-longer",
+            "program.options.lr": TOKEN,
+            "program.options.note": "plain words",
+            "seeds.requested": 5,
+        }
+    )
+    assert dict(found.values) == {
+        "program.options.api-key": "***",
+        "program.options.lr": "***",
+        "program.options.note": "plain words",
+        "seeds.requested": 5,
+    }
+    assert found.secrets == {"hunter2-but-longer", TOKEN}
+
+
+def test_a_dry_run_shows_no_secret_and_no_credential() -> None:
+    plan = Plan(options={"api-key": TOKEN})
+    described = launch(plan=plan, overrides={"program.options.api-key": TOKEN}).describe(
+        "https://user:pa55word@mlflow.example.com"
+    )
+    text = json.dumps(described)
+    assert TOKEN not in text
+    assert "pa55word" not in text
+    assert described["overrides"] == {"program.options.api-key": "***"}
+    assert described["argv"] == ["train.py", "--seed", "0", "--api-key", "***"]
+    assert described["env"]["MLFLOW_TRACKING_URI"] == "https://mlflow.example.com"
+
+
+def test_a_masked_secret_in_the_command_line_must_be_given_again() -> None:
+    masked = recipe(argv=("train.py", "--token", "***"))
+    with pytest.raises(UsageError, match=r"--set program\.options\.NAME=VALUE"):
+        launch(masked)
+    given = launch(masked, Plan(options={"token": TOKEN}), {"program.options.token": TOKEN})
+    assert given.argv == ("train.py", "--token", TOKEN)
+    assert given.overrides.values == {"program.options.token": "***"}
