@@ -59,4 +59,8 @@ class FirstUse:
         if not self._done.is_set():
             self._done.set()
             self.on_first()
+            # From now on ``log_metrics`` is the wrapped sink's own bound method (an instance
+            # attribute wins over this one): the training loop's every later call pays nothing
+            # for this wrapper.
+            self.__dict__["log_metrics"] = self.inner.log_metrics
         self.inner.log_metrics(values, step)
