@@ -147,8 +147,7 @@ def main() -> None:
     for r in (sync, async_, ours):
         note = f"  ({r.note})" if r.note else ""
         print(
-            f"{r.name:40} {r.median_s * 1e6:8.2f} {r.caller_s * 1e6:8.2f} "
-            f"{r.durable_s:10.3f}{note}"
+            f"{r.name:40} {r.median_s * 1e6:8.2f} {r.caller_s * 1e6:8.2f} {r.durable_s:10.3f}{note}"
         )
     print(f"{'  (mfp.log_metrics to the fsync-ed spool)':40} {'':8} {'':8} {spooled:10.3f}")
     print("ratios, each against mfp.log_metrics (mean: stalls included):")
