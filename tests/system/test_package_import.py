@@ -126,3 +126,16 @@ def test_the_probe_check_sees_a_probe_when_one_is_loaded() -> None:
     """The check above can fail: importing the capture package lists its probes."""
     out = python(f"import sys, mlflow_fingerprint.capture.gpu\nprint({HEAVY})")
     assert "'mlflow_fingerprint.capture.gpu'" in out
+
+
+def test_import_mlflow_loads_the_context_provider_alone() -> None:
+    """``import mlflow`` loads the run context provider through its entry point: every program
+    that imports mlflow pays for what that brings, so it is the provider's module and nothing
+    more (the wrapper, the capture probes and the uploader load when a run first needs them)."""
+    out = python(
+        "import sys, mlflow\n"
+        "print(sorted(m for m in sys.modules if m.startswith('mlflow_fingerprint')))"
+    )
+    assert out.splitlines()[-1] == (
+        "['mlflow_fingerprint', 'mlflow_fingerprint.run', 'mlflow_fingerprint.run.context_provider']"
+    )

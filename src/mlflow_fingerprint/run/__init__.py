@@ -1,12 +1,31 @@
 """Recording training runs in MLflow: the ``fingerprinted`` wrapper, fast metric logging, seeding
 helpers, the spool that survives tracking-server outages, and the run context provider.
 
-Importing this package does not import mlflow: ``fingerprint --help`` must stay fast.
+The public names are imported on first use (PEP 562): ``import mlflow`` imports the run context
+provider (``run.context_provider``, through its entry point) and with it this package, and must
+not pay for the wrapper, the capture probes and the uploader a plain ``mlflow.start_run`` may
+never use. Importing this package does not import mlflow either: ``fingerprint --help`` must stay
+fast.
 """
 
-from .current import log_metrics
-from .seeding import dataloader_generator, seed_everything, seed_worker
-from .wrapper import fingerprinted
+from __future__ import annotations
+
+from importlib import import_module
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers know the name
+if TYPE_CHECKING:
+    from .current import log_metrics
+    from .seeding import dataloader_generator, seed_everything, seed_worker
+    from .wrapper import fingerprinted
+
+# public name -> the submodule that defines it
+_SOURCES = {
+    "dataloader_generator": ".seeding",
+    "fingerprinted": ".wrapper",
+    "log_metrics": ".current",
+    "seed_everything": ".seeding",
+    "seed_worker": ".seeding",
+}
 
 __all__ = [
     "dataloader_generator",
@@ -15,3 +34,13 @@ __all__ = [
     "seed_everything",
     "seed_worker",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Import a public name's submodule on first use (PEP 562)."""
+    source = _SOURCES.get(name)
+    if source is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(source, __name__), name)
+    globals()[name] = value  # later lookups are plain attribute reads
+    return value
