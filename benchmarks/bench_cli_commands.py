@@ -130,8 +130,7 @@ def main() -> None:
     print(f"{'command':42} {'s':>7} {'x import mlflow':>16} {'x floor':>8} {'own imports ms':>15}")
     for name, median in medians.items():
         print(
-            f"{name:42} {median:7.2f} {median / base:16.2f} {median / floor:8.2f} "
-            f"{own[name]:15.0f}"
+            f"{name:42} {median:7.2f} {median / base:16.2f} {median / floor:8.2f} {own[name]:15.0f}"
         )
 
 

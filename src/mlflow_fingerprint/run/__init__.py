@@ -10,7 +10,7 @@ fast.
 
 from __future__ import annotations
 
-from importlib import import_module
+from .. import lazy_names
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers know the name
 if TYPE_CHECKING:
@@ -36,11 +36,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    """Import a public name's submodule on first use (PEP 562)."""
-    source = _SOURCES.get(name)
-    if source is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(source, __name__), name)
-    globals()[name] = value  # later lookups are plain attribute reads
-    return value
+__getattr__ = lazy_names(__name__, _SOURCES)
