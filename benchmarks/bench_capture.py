@@ -3,12 +3,18 @@
 Both are warmed once (imports done), then timed alternately so machine noise hits both alike.
 Also times ``fingerprint --help`` as a whole process, which must import neither torch nor mlflow.
 
+The *first* capture of a process is what a training pays at its start (what a probe caches per
+process is not cached yet): ``--first`` fresh processes each import torch and this package, then
+time one ``mfp.capture()`` and one ``get_env_info()``; another fresh process runs each probe alone
+(first call, in turn) and the slowest are named.
+
     python benchmarks/bench_capture.py [--repeats N]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
@@ -23,9 +29,42 @@ def timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
+# In a fresh process: the first capture, then collect_env (imports done before either).
+FIRST = """
+import json, time
+import torch
+from torch.utils import collect_env
+import mlflow_fingerprint as mfp
+from mlflow_fingerprint.capture import core
+start = time.perf_counter(); mfp.capture(); ours = time.perf_counter() - start
+start = time.perf_counter(); collect_env.get_env_info(); theirs = time.perf_counter() - start
+print(json.dumps({"ours": ours, "theirs": theirs}))
+"""
+# In a fresh process: each probe's first call, alone, in turn.
+PROBES = """
+import json, time
+import torch
+from mlflow_fingerprint.capture import core
+ctx = core.make_context()
+times = {}
+for name, probe in core.PROBES.items():
+    start = time.perf_counter(); core._run_probe(name, probe, ctx, {})
+    times[name] = time.perf_counter() - start
+print(json.dumps(times))
+"""
+
+
+def fresh(code: str) -> dict[str, float]:
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument(
+        "--first", type=int, default=3, help="fresh processes for the first capture"
+    )
     args = parser.parse_args()
 
     import torch  # noqa: F401  (imports are done before timing, for both sides)
@@ -55,6 +94,17 @@ def main() -> None:
         f"collect_env.get_env_info()      median {theirs_median * 1e3:8.1f} ms  (n={args.repeats})"
     )
     print(f"speed-up                        {theirs_median / ours_median:8.1f}x  (target >= 30x)")
+    firsts = [fresh(FIRST) for _ in range(args.first)]
+    first_ours = statistics.median(f["ours"] for f in firsts)
+    first_theirs = statistics.median(f["theirs"] for f in firsts)
+    print(
+        f"first capture of a process       median {first_ours * 1e3:8.1f} ms  against "
+        f"get_env_info {first_theirs * 1e3:.1f} ms: {first_theirs / first_ours:.1f}x "
+        f"(n={args.first}; target >= 100x)"
+    )
+    probes = sorted(fresh(PROBES).items(), key=lambda item: -item[1])
+    slowest = ", ".join(f"{name} {seconds * 1e3:.1f} ms" for name, seconds in probes[:5])
+    print(f"slowest probes, first call alone: {slowest}")
     print(f"fingerprint --help (process)    median {statistics.median(help_runs) * 1e3:8.1f} ms")
     print(f"python -c pass (process)        median {statistics.median(python_runs) * 1e3:8.1f} ms")
 
