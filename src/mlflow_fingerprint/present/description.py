@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..compare.report import Report
 from . import common
 from .escape import one_line
+from .wrap import shorten
 
 # MLflow shows the description as markdown: the line stays short and plain.
 MAX_CHARS = 300
@@ -16,7 +17,7 @@ MAX_CHARS = 300
 
 def description(report: Report) -> str:
     """``vs run <A>: <verdict>; most likely <field> (<a> -> <b>)``, one line, at most
-    ``MAX_CHARS`` characters, cut at a word boundary."""
+    ``MAX_CHARS`` characters, cut at a word or name boundary."""
     ref = report.a
     name = f"{ref.name} ({ref.run_id[:8]})" if ref.name and ref.run_id else ref.label
     line = f"mlflow-fingerprint: vs run {one_line(name)}: {report.verdict}"
@@ -31,12 +32,3 @@ def description(report: Report) -> str:
     elif report.verdict == "same_results":
         line += "; nothing that can change results differs"
     return shorten(line, MAX_CHARS)
-
-
-def shorten(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters at the last space before it, marked with ``…``."""
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > limit // 2 else cut).rstrip() + "…"
