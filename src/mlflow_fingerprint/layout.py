@@ -157,8 +157,11 @@ MLFLOW_PARENT_RUN_ID: Final = "mlflow.parentRunId"
 MLFLOW_DESCRIPTION: Final = "mlflow.note.content"
 # MLflow 3's UI tells a training experiment from a GenAI one by this experiment tag, and without
 # it guesses (the GenAI overview, for an experiment of training runs). The value is its "model
-# training" kind. MLflow 3.17's sidebar switch (GenAI | Model training) overrides the tag there, so
-# the addresses the demo prints carry ``?workflowType=machine_learning``.
+# training" kind. MLflow 3.17's UI no longer reads the tag: its experiment page takes the kind
+# from the address's ``workflowType`` query, else from the browser's local storage
+# (``mlflow.workflowType``, written only by the sidebar's GenAI | Model training switch), else
+# ``genai``; nothing a server or a run can set opens the plain ``#/experiments/<id>`` on the runs
+# table there, so every address the product prints carries ``?workflowType=machine_learning``.
 MLFLOW_EXPERIMENT_KIND: Final = "mlflow.experimentKind"
 EXPERIMENT_KIND_TRAINING: Final = "custom_model_development"
 
