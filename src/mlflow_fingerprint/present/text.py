@@ -22,6 +22,7 @@ from .wrap import shorten, wrap
 WIDTH = 100  # the brief report's columns: a terminal of 100 shows it unwrapped
 BRIEF_VALUE_CHARS = 48
 BRIEF_WHYS = 2  # explanations per change shown before --all
+BRIEF_CHANGES = 5  # changes shown before --all, most likely first
 
 DIFF_HEADER = ("#", "field", "A", "B", "effect", "why")
 METRIC_HEADER = ("metric", "A", "B", "|Δ|", "rel", "equal", "first divergence", "noise")
@@ -163,7 +164,7 @@ def render_brief(report: Report, width: int = WIDTH, rich: bool = False) -> str:
     changes = report.effective_differences
     if changes:
         out += [f"{common.differences_title(report)}:"]
-        for d in changes:
+        for d in changes[:BRIEF_CHANGES]:
             out += _change_lines(d, width)
     else:
         out += ["No differences that can change results."]
@@ -177,9 +178,13 @@ def render_brief(report: Report, width: int = WIDTH, rich: bool = False) -> str:
         out.append("")
         for note in report.notes:  # whole: a note may be the hedge the verdict rests on
             out += wrap(one_line(note), width, "  ", "note: ")
+    more = max(0, len(changes) - BRIEF_CHANGES)
     hidden = len(report.differences) - len(changes)
-    head = f"{common.plural(hidden, 'difference')} that change nothing hidden; " if hidden else ""
-    out.append(f"{head}--all shows them, the full tables and every explanation.")
+    parts = [f"{more} more that can change results"] if more else []
+    parts += [f"{common.plural(hidden, 'difference')} that change nothing"] if hidden else []
+    head = f"{' and '.join(parts)} hidden;" if parts else ""
+    tail = "--all shows them, the full tables and every explanation."
+    out += [f"{head} {tail}".lstrip()] if len(head) + len(tail) < width else [head, tail]
     return "\n".join(out) + "\n"
 
 
