@@ -135,9 +135,12 @@ def test_find_cli_text_and_json(capsys, store, runs, tmp_path):
 
 
 def test_audit_puts_the_worst_threat_first_with_a_fix():
+    # unseeded by construction: gpu_record captures this process, which an earlier test may seed
     record = edit(
         gpu_record("a100"),
         **{
+            "seeds.requested": None,
+            "seeds.seeded_by": None,
             "determinism.cudnn_benchmark": True,
             "numerics.fp32_precision.cuda_matmul": "tf32",
             "torch.version": "2.8.0+cu128",
