@@ -1,0 +1,96 @@
+"""Start-up of a fingerprinted training: from calling the decorated ``train()`` to its first line,
+against a plain ``mlflow.start_run()`` (the provider off: ``MLFLOW_FINGERPRINT_DISABLE=1``), and
+the resident memory each adds, in fresh processes on a fresh sqlite store.
+
+Each process imports torch, mlflow and this package first (imports are the program's), then
+measures the time to the first line of the run's body and the growth of its resident set
+(``/proc/self/statm``) from before the run starts to that line. The two kinds alternate,
+``--repeats`` each; medians are printed with the difference (goals: <= 50 ms, <= 50 MB).
+
+    python benchmarks/bench_start.py [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+PROGRAM = """
+import json, os, sys, time
+import torch, mlflow
+import mlflow_fingerprint as mfp
+
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+uri, kind = sys.argv[1], sys.argv[2]
+mlflow.set_tracking_uri(uri)
+mlflow.set_experiment("bench-start")  # the store is opened before either kind starts
+seen = {}
+
+def first_line():
+    seen["t"], seen["rss"] = time.perf_counter(), rss()
+
+if kind == "fingerprinted":
+    @mfp.fingerprinted(experiment="bench-start", tracking_uri=uri)
+    def train():
+        first_line()
+    before, start = rss(), time.perf_counter()
+    train()
+else:
+    before, start = rss(), time.perf_counter()
+    with mlflow.start_run():
+        first_line()
+print(json.dumps({"s": seen["t"] - start, "mb": (seen["rss"] - before) / 2**20}))
+"""
+
+
+def once(kind: str, uri: str, env: dict[str, str]) -> dict[str, float]:
+    if kind == "plain":
+        env = {**env, "MLFLOW_FINGERPRINT_DISABLE": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", PROGRAM, uri, kind],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="bench-start-"))
+    try:
+        uri = f"sqlite:///{workdir / 'mlflow.db'}"
+        env = {**os.environ, "MLFLOW_FINGERPRINT_SPOOL": str(workdir / "spool")}
+        once("plain", uri, env)  # creates the store: neither kind pays for that
+        runs: dict[str, list[dict[str, float]]] = {"plain": [], "fingerprinted": []}
+        for _ in range(args.repeats):
+            for kind, results in runs.items():
+                results.append(once(kind, uri, env))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    medians = {
+        kind: (statistics.median(r["s"] for r in rs), statistics.median(r["mb"] for r in rs))
+        for kind, rs in runs.items()
+    }
+    print(f"median of {args.repeats} fresh processes each (load {os.getloadavg()[0]:.1f})")
+    for kind, (seconds, mb) in medians.items():
+        print(f"  {kind:14} to the first line {seconds * 1e3:8.1f} ms   resident +{mb:6.1f} MB")
+    (ps, pm), (fs, fm) = medians["plain"], medians["fingerprinted"]
+    print(f"  added by the fingerprint: {(fs - ps) * 1e3:.1f} ms, {fm - pm:.1f} MB (goals 50, 50)")
+
+
+if __name__ == "__main__":
+    main()
