@@ -24,9 +24,12 @@ $(STAMP): pyproject.toml
 demo: setup
 	$(PY) examples/demo.py
 
-# Everything; the ten slowest tests are listed at the end.
+# Everything, on $(WORKERS) pytest-xdist workers (a module stays on one worker, and the modules
+# that share a trained sweep or a service share one: tests/support/tiers.py); the ten slowest
+# tests are listed at the end.
+WORKERS ?= 2
 test: setup
-	$(PY) -m pytest --durations=10
+	$(PY) -m pytest -n $(WORKERS) --dist loadgroup --durations=10
 
 test-fast: setup
 	$(PY) -m pytest tests/unit
