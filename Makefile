@@ -1,27 +1,59 @@
-# Two commands do all the set-up on a fresh machine: `make demo` and `make test`. `make test-fast`
-# runs the unit tier alone (tests/unit: no training, no server, about a minute).
+# Two commands do all the set-up on a fresh machine: `make demo` (the package, torch, the demo's
+# data) and `make test` (adds the development stack). `make test-fast` runs the unit tier alone
+# (tests/unit: no training, no server, about a minute).
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
-# The CPU wheel; an open range or a bare `torch` would pull a multi-GB CUDA build.
+# Which torch build: `cuda` where an NVIDIA driver is present, else `cpu`, taken from PyTorch's CPU
+# index when it answers within 5 s (scripts/torch_index.py); otherwise pip resolves torch as usual.
+TORCH_BUILD ?= $(if $(wildcard /proc/driver/nvidia)$(shell command -v nvidia-smi 2>/dev/null),cuda,cpu)
 TORCH  ?= torch==2.13.0
 # TensorFlow's CPU wheel, for the Keras integration and its tests (the `tensorflow` extra names the
 # full `tensorflow` for users; both install the same `tensorflow` module). `make setup TF=` skips it.
 TF     ?= tensorflow-cpu==2.21.0
+# The versions the tests ran on (scripts/constraints.py); `make setup CONSTRAINTS=` lifts them.
+CONSTRAINTS ?= constraints.txt
+PIP    := $(PY) -m pip install --quiet $(if $(CONSTRAINTS),--constraint $(CONSTRAINTS))
 
-.PHONY: setup demo test test-fast lint format bench clean
+# What chose the venv's contents. When any of it changes, the venv is built again from nothing
+# (a package a setting put there would otherwise stay).
+SETTINGS   := python=$(PYTHON) torch=$(TORCH) torch_build=$(TORCH_BUILD) tf=$(TF) constraints=$(CONSTRAINTS)
+CHOSEN     := $(VENV)/.settings
+# `make demo` installs the package, torch and scikit-learn (the digits data); `make setup` (and
+# every target that runs tests or tools) adds TensorFlow and the development stack on top.
+DEMO_STAMP := $(VENV)/.installed-demo
+STAMP      := $(VENV)/.installed-dev
+
+.PHONY: setup setup-demo demo test test-fast lint format bench clean FORCE
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+setup-demo: $(DEMO_STAMP)
+
+# Rewritten only when the settings differ, so that only then do the stamps below go stale.
+$(CHOSEN): FORCE
+	@if [ "$$(cat $@ 2>/dev/null)" != "$(SETTINGS)" ]; then \
+		if [ -d $(VENV) ]; then echo "set-up settings changed ($(SETTINGS)): rebuilding $(VENV)"; rm -rf $(VENV); fi; \
+		mkdir -p $(VENV) && echo "$(SETTINGS)" > $@; \
+	fi
+
+$(DEMO_STAMP): $(CHOSEN) pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet "$(TORCH)" $(if $(TF),"$(TF)")
-	$(PY) -m pip install --quiet -e ".[dev]"
-	touch $(STAMP)
+	@index="$$($(PYTHON) scripts/torch_index.py $(TORCH_BUILD))"; \
+	if [ -n "$$index" ]; then \
+		echo "$(PY) -m pip install --quiet --no-deps $$index $(TORCH)"; \
+		$(PY) -m pip install --quiet --no-deps $$index "$(TORCH)" \
+			|| echo "torch: the CPU index failed; pip resolves torch as usual"; \
+	fi
+	$(PIP) "$(TORCH)" -e ".[demo]"
+	touch $@
 
-demo: setup
+$(STAMP): $(DEMO_STAMP)
+	$(PIP) "$(TORCH)" $(if $(TF),"$(TF)") -e ".[demo,dev]"
+	touch $@
+
+demo: $(DEMO_STAMP)
 	$(PY) examples/demo.py
 
 # Everything; the ten slowest tests are listed at the end.
