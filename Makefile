@@ -64,12 +64,12 @@ test-fast: setup
 	$(PY) -m pytest tests/unit
 
 lint: setup
-	$(VENV)/bin/ruff check src tests benchmarks examples
-	$(VENV)/bin/ruff format --check src tests benchmarks examples
+	$(VENV)/bin/ruff check src tests benchmarks examples scripts
+	$(VENV)/bin/ruff format --check src tests benchmarks examples scripts
 
 format: setup
-	$(VENV)/bin/ruff check --fix src tests benchmarks examples
-	$(VENV)/bin/ruff format src tests benchmarks examples
+	$(VENV)/bin/ruff check --fix src tests benchmarks examples scripts
+	$(VENV)/bin/ruff format src tests benchmarks examples scripts
 
 bench: setup
 	$(PY) benchmarks/bench_capture.py

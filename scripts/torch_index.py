@@ -15,6 +15,7 @@ venv exists.
 from __future__ import annotations
 
 import sys
+import threading
 import urllib.request
 
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -23,12 +24,21 @@ PROBE_TIMEOUT_S = 5.0
 
 
 def reachable(url: str, timeout: float = PROBE_TIMEOUT_S) -> bool:
-    """Whether ``url`` answers within ``timeout`` seconds (any failure: no)."""
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:
-            return 200 <= response.status < 400
-    except Exception:
-        return False
+    """Whether ``url`` answers within ``timeout`` seconds, name lookup included (urlopen's own
+    timeout bounds each socket operation, not the DNS lookup before them): any failure is no."""
+    answered: list[bool] = []
+
+    def probe() -> None:
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as response:
+                answered.append(200 <= response.status < 400)
+        except Exception:
+            answered.append(False)
+
+    worker = threading.Thread(target=probe, daemon=True)
+    worker.start()
+    worker.join(timeout)
+    return bool(answered and answered[0])
 
 
 def pip_arguments(build: str, index_reachable: bool) -> list[str]:
