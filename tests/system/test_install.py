@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from support.checkout import copy_checkout
 from support.paths import ROOT
 
 # The test venv's own pieces that the "existing environment" must not borrow: this package (its
@@ -48,20 +49,11 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("install")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH" and not k.startswith("MLFLOW_")}
     wheels = work / "wheels"
-    # a wheel of this checkout, built as pip builds it for `pip install .`
-    run(
-        sys.executable,
-        "-m",
-        "pip",
-        "wheel",
-        "--no-deps",
-        "-q",
-        "-w",
-        wheels,
-        ROOT,
-        cwd=work,
-        env=env,
-    )
+    # a wheel of a clean copy of this checkout (no build/ or egg-info left by earlier builds, which
+    # would hide files the wheel leaves out), built as pip builds it for `pip install .`
+    clone = copy_checkout(work / "clone")
+    pip_wheel = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", wheels, clone]
+    run(*pip_wheel, cwd=work, env=env)
     venv = work / "env"
     run(sys.executable, "-m", "venv", venv, cwd=work, env=env)
     python = venv / "bin" / "python"

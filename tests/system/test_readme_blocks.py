@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from support.checkout import copy_checkout
 from support.paths import ROOT
 
 FENCE = re.compile(r"^```(\w*)\s*$")
@@ -99,18 +100,7 @@ def test_setup_block_is_the_makefile_targets() -> None:
 
 def checkout(folder: Path, template: Path) -> Path:
     """The repository's files in ``folder``, as a clone after ``make demo`` has them."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT,
-        capture_output=True,
-        check=True,
-    ).stdout.decode()
-    for name in filter(None, listed.split("\0")):
-        source = ROOT / name
-        if source.is_file():
-            target = folder / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
+    copy_checkout(folder)
     # the venv the tests run in: `make setup`'s, in CI
     (folder / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
     shutil.copyfile(template, folder / "mlflow.db")  # `make demo` leaves the migrated store
