@@ -20,7 +20,9 @@ PIP    := $(PY) -m pip install --quiet $(if $(CONSTRAINTS),--constraint $(CONSTR
 SETTINGS   := python=$(PYTHON) torch=$(TORCH) torch_build=$(TORCH_BUILD) tf=$(TF) constraints=$(CONSTRAINTS)
 CHOSEN     := $(VENV)/.settings
 # `make demo` installs the package, torch and scikit-learn (the digits data); `make setup` (and
-# every target that runs tests or tools) adds TensorFlow and the development stack on top.
+# every target that runs tests or tools) installs that, TensorFlow and the development stack in one
+# pip run.
+CREATED    := $(VENV)/.created
 DEMO_STAMP := $(VENV)/.installed-demo
 STAMP      := $(VENV)/.installed-dev
 
@@ -30,14 +32,16 @@ setup: $(STAMP)
 
 setup-demo: $(DEMO_STAMP)
 
-# Rewritten only when the settings differ, so that only then do the stamps below go stale.
+# Rewritten only when the settings differ, so that only then do the targets below go stale.
 $(CHOSEN): FORCE
 	@if [ "$$(cat $@ 2>/dev/null)" != "$(SETTINGS)" ]; then \
 		if [ -d $(VENV) ]; then echo "set-up settings changed ($(SETTINGS)): rebuilding $(VENV)"; rm -rf $(VENV); fi; \
 		mkdir -p $(VENV) && echo "$(SETTINGS)" > $@; \
 	fi
 
-$(DEMO_STAMP): $(CHOSEN) pyproject.toml $(CONSTRAINTS)
+# The venv, and torch's CPU build from PyTorch's index where that is the build to take and the
+# index answers (without dependencies: the installs below resolve them, under the constraints).
+$(CREATED): $(CHOSEN)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	@index="$$($(PYTHON) scripts/torch_index.py $(TORCH_BUILD))"; \
@@ -46,12 +50,16 @@ $(DEMO_STAMP): $(CHOSEN) pyproject.toml $(CONSTRAINTS)
 		$(PY) -m pip install --quiet --no-deps $$index "$(TORCH)" \
 			|| echo "torch: the CPU index failed; pip resolves torch as usual"; \
 	fi
+	touch $@
+
+$(DEMO_STAMP): $(CREATED) pyproject.toml $(CONSTRAINTS)
 	$(PIP) "$(TORCH)" -e ".[demo]"
 	touch $@
 
-$(STAMP): $(DEMO_STAMP)
+# Everything the demo has too, so the demo's stamp holds after it.
+$(STAMP): $(CREATED) pyproject.toml $(CONSTRAINTS)
 	$(PIP) "$(TORCH)" $(if $(TF),"$(TF)") -e ".[demo,dev]"
-	touch $@
+	touch $(DEMO_STAMP) $@
 
 demo: $(DEMO_STAMP)
 	$(PY) examples/demo.py
