@@ -30,6 +30,10 @@ from support.trained import TrainedRuns, train_runs
 
 # the team-server fixtures, and the tiers: the folder sets the marker, and a unit test that trains,
 # starts a process or a server, or takes over 5 s fails (support/tiers.py)
+# A fingerprinted run starts a process at its end that writes its MLflow description (seconds of
+# CPU each); the hundreds of runs the tests train need none (test_run_announce.py turns it on).
+os.environ.setdefault("MLFLOW_FINGERPRINT_DESCRIBE", "0")
+
 pytest_plugins = ["pytester", "support.fixtures", "support.tiers"]
 
 

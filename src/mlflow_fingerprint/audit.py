@@ -51,9 +51,14 @@ class Finding:
 class Audit:
     findings: tuple[Finding, ...]
     passed: tuple[str, ...]  # "check: why it is fine"
+    not_checked: tuple[str, ...] = ()  # checks of what only a training program decides
 
     def to_dict(self) -> dict[str, Any]:
-        return {"findings": [f.to_dict() for f in self.findings], "passed": list(self.passed)}
+        return {
+            "findings": [f.to_dict() for f in self.findings],
+            "passed": list(self.passed),
+            "not_checked": list(self.not_checked),
+        }
 
 
 Record = Mapping[str, Any]
@@ -182,7 +187,7 @@ def tf32(r: Record) -> Finding | str:
 def worker_seeding(r: Record) -> Finding | str:
     loaders = facts.loaders(r)
     if not loaders:
-        return "no DataLoader seen (audit a run's fingerprint to check its loaders)"
+        return "no DataLoader recorded"
     unseeded = [
         i
         for i, loader in enumerate(loaders)
@@ -302,8 +307,15 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
-def audit(fp: Fingerprint | Record | None = None) -> Audit:
-    """Audit ``fp`` (default: a capture of this process now)."""
+# What a training program sets for itself: seeds and its DataLoaders. Auditing an environment
+# (``fingerprint audit`` without a run) would report them about the ``fingerprint`` command's own
+# process, which seeds nothing and loads no data.
+PROGRAM_CHECKS: tuple[Check, ...] = (seeds, tf_seed, worker_seeding)
+
+
+def audit(fp: Fingerprint | Record | None = None, environment_only: bool = False) -> Audit:
+    """Audit ``fp`` (default: a capture of this process now). ``environment_only`` leaves out
+    ``PROGRAM_CHECKS``, naming them in ``not_checked``."""
     if fp is None:
         from .capture import capture
 
@@ -311,11 +323,12 @@ def audit(fp: Fingerprint | Record | None = None) -> Audit:
     record = fp.to_dict() if isinstance(fp, Fingerprint) else fp
     findings: list[Finding] = []
     passed: list[str] = []
-    for check in CHECKS:
+    skipped = PROGRAM_CHECKS if environment_only else ()
+    for check in (c for c in CHECKS if c not in skipped):
         result = check(record)
         if isinstance(result, Finding):
             findings.append(result)
         else:
             passed.append(f"{check.__name__}: {result}")
     findings.sort(key=lambda f: SEVERITY[f.severity])  # stable: CHECKS order within a severity
-    return Audit(tuple(findings), tuple(passed))
+    return Audit(tuple(findings), tuple(passed), tuple(c.__name__ for c in skipped))

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final, Literal, get_args
 
-# --- Run tags, readable in the MLflow UI run table (DESIGN.md, "MLflow layout of a run") ---------
+# --- Run tags, readable in the MLflow UI run table (docs/design.md, "MLflow layout of a run") -
 TAG_PREFIX: Final = "fingerprint."
 TAG_HASH: Final = "fingerprint.hash"
 TAG_HASH_ENV: Final = "fingerprint.hash.env"
@@ -152,10 +152,16 @@ PARAM_EPOCHS: Final = "epochs"  # what a Keras fit was given
 # --- MLflow's own system tags that the decorator sets when it creates a run ---------------------
 MLFLOW_RUN_NAME: Final = "mlflow.runName"
 MLFLOW_PARENT_RUN_ID: Final = "mlflow.parentRunId"
+# A run's description, which the UI shows first on the run's page; set when the run has ended
+# (``cli/describe_run.py``).
+MLFLOW_DESCRIPTION: Final = "mlflow.note.content"
 # MLflow 3's UI tells a training experiment from a GenAI one by this experiment tag, and without
 # it guesses (the GenAI overview, for an experiment of training runs). The value is its "model
-# training" kind. MLflow 3.17's sidebar switch (GenAI | Model training) overrides the tag there, so
-# the addresses the demo prints carry ``?workflowType=machine_learning``.
+# training" kind. MLflow 3.17's UI no longer reads the tag: its experiment page takes the kind
+# from the address's ``workflowType`` query, else from the browser's local storage
+# (``mlflow.workflowType``, written only by the sidebar's GenAI | Model training switch), else
+# ``genai``; nothing a server or a run can set opens the plain ``#/experiments/<id>`` on the runs
+# table there, so every address the product prints carries ``?workflowType=machine_learning``.
 MLFLOW_EXPERIMENT_KIND: Final = "mlflow.experimentKind"
 EXPERIMENT_KIND_TRAINING: Final = "custom_model_development"
 

@@ -44,6 +44,9 @@ WATCH_STEPS = "MLFLOW_FINGERPRINT_WATCH_STEPS"
 # Fetching one item when a DataLoader starts, to see whether loading draws random numbers
 # (``run/draws.py``); on unless set to 0.
 DRAWS_PROBE = "MLFLOW_FINGERPRINT_DRAWS_PROBE"
+# Writing each run's MLflow description (how it differs from the run before it) at its end; on
+# unless set to 0.
+DESCRIBE = "MLFLOW_FINGERPRINT_DESCRIBE"
 RERUN_OF = "MLFLOW_FINGERPRINT_RERUN_OF"
 RERUN_TOKEN = "MLFLOW_FINGERPRINT_RERUN_TOKEN"
 
@@ -73,6 +76,7 @@ class Settings:
     watch_steps: tuple[int, ...] = ()  # added to every ``mfp.watch``'s steps
     not_secret: tuple[str, ...] = ()  # values the redactor leaves as they are
     draws_probe: bool = True  # fetch one item to tell whether loading draws random numbers
+    describe: bool = True  # a run's description says how it differs from the run before it
 
 
 def _seconds(text: str) -> float:
@@ -151,4 +155,5 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
         watch_steps=_read(env, WATCH_STEPS, _steps, base.watch_steps),
         not_secret=_read(env, NOT_SECRET, _values, base.not_secret),
         draws_probe=_read(env, DRAWS_PROBE, _flag, base.draws_probe),
+        describe=_read(env, DESCRIBE, _flag, base.describe),
     )

@@ -4,10 +4,22 @@ from __future__ import annotations
 
 import re
 
-RANKED = re.compile(r"^\d+\s{2,}(\S+)", re.M)  # the numbered rows of the differences table
-TOP_GROUP = re.compile(r"^1\s{2,}(\S+)[^\n]*\n((?:\s+↳ \S+[^\n]*\n)*)", re.M)
-CONSEQUENCE = re.compile(r"↳ (\S+)")
+# The brief report (``fingerprint diff`` without --all): ``1  field: a -> b  (effect)``, then
+# ``   ↳ field: a -> b`` per consequence, fields of one parent folded as
+# ``   ↳ parent: leaf a -> b, leaf c -> d``.
+RANKED = re.compile(r"^\d+\s{2,}([^\s:]+):", re.M)  # one numbered row per change
+TOP_GROUP = re.compile(r"^1\s{2,}([^\s:]+):[^\n]*\n((?:\s+(?:↳ |\s)[^\n]*\n)*)", re.M)
+CONSEQUENCE = re.compile(r"↳ ([^\s:]+): ([^\n]*)")
 VERDICT = re.compile(r"^verdict: (\w+)", re.M)
+
+
+def consequences(block: str) -> list[str]:
+    """The fields named under a change, a folded line's leaves as whole field names."""
+    fields = []
+    for parent, rest in CONSEQUENCE.findall(block):
+        fields.append(parent)
+        fields += [f"{parent}.{part.split(' ')[0]}" for part in rest.split(", ")]
+    return fields
 
 
 def assert_setting_ranked_first(text: str, field: str) -> None:
@@ -15,7 +27,7 @@ def assert_setting_ranked_first(text: str, field: str) -> None:
     set it (one change is one difference: the user reads what they typed, then what it did)."""
     found = TOP_GROUP.search(text)
     assert found is not None, text
-    top, beneath = found.group(1), CONSEQUENCE.findall(found.group(2))
+    top, beneath = found.group(1), consequences(found.group(2))
     assert top == field or (top.startswith("program.options.") and field in beneath), text
 
 

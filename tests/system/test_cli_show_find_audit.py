@@ -135,9 +135,12 @@ def test_find_cli_text_and_json(capsys, store, runs, tmp_path):
 
 
 def test_audit_puts_the_worst_threat_first_with_a_fix():
+    # unseeded by construction: gpu_record captures this process, which an earlier test may seed
     record = edit(
         gpu_record("a100"),
         **{
+            "seeds.requested": None,
+            "seeds.seeded_by": None,
             "determinism.cudnn_benchmark": True,
             "numerics.fp32_precision.cuda_matmul": "tf32",
             "torch.version": "2.8.0+cu128",
@@ -176,9 +179,38 @@ def test_audit_of_a_careful_run_finds_little():
     assert audit(record).findings == ()
 
 
-def test_audit_cli_on_this_process(capsys):
+def test_audit_cli_on_this_environment_leaves_the_programs_choices_out(capsys):
+    """Without a run, ``audit`` looks at this environment: the ``fingerprint`` process seeds
+    nothing and loads no data, so seeds and DataLoaders are named as not checked, not reported
+    (issue 29: it always said "no seed was set" about itself)."""
     code, out, _ = cli(capsys, "audit", "--format", "json")
     result = json.loads(out)
     assert code == 0
-    assert result["findings"][0]["check"] == "seeds"  # a fresh process is never seeded
+    checks = [f["check"] for f in result["findings"]] + [p.split(":")[0] for p in result["passed"]]
+    assert "seeds" not in checks
+    assert result["not_checked"] == ["seeds", "tf_seed", "worker_seeding"]
     assert any(p.startswith("tf32:") for p in result["passed"])  # no TF32-capable GPU here
+    code, out, _ = cli(capsys, "audit")
+    assert "No seed was set" not in out
+    assert "fingerprint audit RUN checks a recorded run" in out
+
+
+def test_audit_of_a_recorded_run(digits_runs, capsys):
+    """``audit RUN`` reads the run's record from MLflow: an unseeded run is told so, a seeded
+    one is not, and what its DataLoader did is checked."""
+    uri = digits_runs.uri
+    code, out, _ = cli(capsys, "audit", digits_runs["unseeded1"], "--tracking-uri", uri)
+    assert code == 0
+    assert out.startswith(f"{len(out.split('. [')) - 1} threat(s) to reproducibility in run ")
+    assert "1. [high] No seed was set" in out
+    code, out, _ = cli(
+        capsys, "audit", "a", "-e", "pairs", "--tracking-uri", uri, "--format", "json"
+    )
+    result = json.loads(out)
+    assert code == 0
+    assert "seeds: seeded with 0" in result["passed"]
+    assert "worker_seeding: no DataLoader recorded" not in result["passed"]
+    assert result["not_checked"] == []
+    code, _, err = cli(capsys, "audit", "0" * 32, "--tracking-uri", uri)
+    assert code == 2
+    assert err.startswith("fingerprint audit: error: no run with id")

@@ -6,6 +6,8 @@ and by the partial-record tests.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from mlflow_fingerprint import diff
@@ -124,3 +126,32 @@ def test_the_deterministic_pair_says_which_run_asked_for_it(runs):
         "B asked for deterministic mode (mlflow_fingerprint.fingerprinted), A did not: that "
         "request is why determinism.deterministic_algorithms differs."
     )
+
+
+@pytest.mark.parametrize("pair", sorted(p for p in PAIRS if PAIRS[p][2].startswith("program.")))
+def test_the_report_of_a_one_flag_pair_fits_one_screen(runs, pair):
+    """Issue 29: the text report of a one-flag pair fits 25 lines of 100 columns: the verdict,
+    the change with what it set folded under it, the first divergence and the noise band; the
+    rest behind --all, and nothing shortened inside a word."""
+    from mlflow_fingerprint.present import render
+    from support.diff_text import RANKED, assert_setting_ranked_first, consequences
+
+    a, b, field, consequence = PAIRS[pair]
+    report = diff(runs[a], runs[b], tracking_uri=runs["uri"])
+    text = render(report, "text")
+    lines = text.splitlines()
+    assert len(lines) <= 25, text
+    assert max(map(len, lines)) <= 100, text
+    assert lines[0].startswith(f"verdict: {report.verdict}  ")
+    assert RANKED.findall(text) == [field], text  # one change, one numbered row
+    assert_setting_ranked_first(text, consequence or field)
+    if consequence is not None:
+        assert consequence in consequences(text)
+    if any(not m.equal for m in report.metrics):
+        assert "first divergence" in text
+        assert any(line.startswith("noise band: ") for line in lines), text
+    everything = render(report, "text", include_none=True)
+    for cut in re.findall(r"(\S+)…", text):  # shortened after a whole word or name part
+        assert cut[-1] in "./:=," or re.search(re.escape(cut) + r"(?![\w-])", everything), cut
+    assert "--all shows" in lines[-1]
+    assert len(everything.splitlines()) >= len(lines) or report.differences == ()

@@ -1,5 +1,7 @@
-"""The closing line of a decorated run and ``fingerprint diff RUN`` with one argument (issue 13:
-"to diff a run, a new user must look its id up in the UI")."""
+"""The end of a decorated run: the closing line's command works at that moment (issue 13: "to
+diff a run, a new user must look its id up in the UI"; issue 29: on the first run of an
+experiment it was a ``diff`` that failed), ``fingerprint diff RUN`` picks the same run, and the
+run's MLflow description says how it differs from that run."""
 
 from __future__ import annotations
 
@@ -7,7 +9,11 @@ import contextlib
 import io
 import json
 import re
+import time
 
+import psutil
+
+from mlflow_fingerprint import layout
 from mlflow_fingerprint.cli.main import main as cli
 from support.records import new_store
 
@@ -22,7 +28,33 @@ def train(digits, uri: str, name: str, seed: str, capsys) -> tuple[str, str]:
     return json.loads(out.getvalue().strip().splitlines()[-1])["run_id"], capsys.readouterr().err
 
 
-def test_each_run_prints_the_command_that_diffs_it_with_the_previous_one(
+def closing_command(err: str, run_id: str) -> list[str]:
+    (line,) = [ln for ln in err.splitlines() if ln.startswith("mlflow-fingerprint: run")]
+    assert f"run {run_id} (experiment announce)" in line
+    return re.search(r": fingerprint (.*)$", line).group(1).split()
+
+
+def describers_of(run_id: str) -> list[psutil.Process]:
+    found = []
+    for child in psutil.Process().children():
+        with contextlib.suppress(psutil.Error):
+            if run_id in child.cmdline():
+                found.append(child)
+    return found
+
+
+def description(uri: str, run_id: str, wait_s: float = 0.0) -> str | None:
+    from mlflow import MlflowClient
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        text = MlflowClient(uri).get_run(run_id).data.tags.get(layout.MLFLOW_DESCRIPTION)
+        if text is not None or time.monotonic() > deadline:
+            return text
+        time.sleep(0.5)
+
+
+def test_each_run_prints_a_command_that_works_and_is_described(
     digits, tmp_path, mlflow_db_template, monkeypatch, capsys
 ):
     import mlflow
@@ -31,42 +63,47 @@ def test_each_run_prints_the_command_that_diffs_it_with_the_previous_one(
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MLFLOW_FINGERPRINT_SPOOL", str(tmp_path / "spool"))
     monkeypatch.delenv("MLFLOW_FINGERPRINT_QUIET", raising=False)
+    monkeypatch.setenv("MLFLOW_FINGERPRINT_DESCRIBE", "1")
     try:
-        first, _ = train(digits, uri, "first", "0", capsys)
-        second, err = train(digits, uri, "second", "1", capsys)
+        first, first_err = train(digits, uri, "first", "0", capsys)
+        second, second_err = train(digits, uri, "second", "1", capsys)
+        third, third_err = train(digits, uri, "third", "0", capsys)
         monkeypatch.setenv("MLFLOW_FINGERPRINT_QUIET", "1")
-        _, quiet_err = train(digits, uri, "third", "1", capsys)
+        monkeypatch.setenv("MLFLOW_FINGERPRINT_DESCRIBE", "0")
+        fourth, quiet_err = train(digits, uri, "fourth", "1", capsys)
+        assert describers_of(fourth) == []  # off: no process started
     finally:
         mlflow.set_tracking_uri(None)
-    (line,) = [ln for ln in err.splitlines() if ln.startswith("mlflow-fingerprint: run")]
-    assert f"run {second} (experiment announce)" in line
-    command = re.search(r"fingerprint diff (.*)$", line).group(1).split()
-    assert command[:3] == [second, "--tracking-uri", uri]
     assert "mlflow-fingerprint: run" not in quiet_err
 
-    code = cli(["diff", *command, "--format", "json"])
+    # the first run of an experiment: nothing to diff it with, so the line says `show`
+    command = closing_command(first_err, first)
+    assert command == ["show", first, "--tracking-uri", uri]
+    assert cli(command) == 0
+    assert f"run first ({first[:8]})" in capsys.readouterr().out
+    code = cli(["diff", first, "--tracking-uri", uri])
+    assert code == 2
+    assert f"fingerprint show {first}" in capsys.readouterr().err
+
+    # later runs: diff with the previous finished run of the same recipe, else the latest
+    command = closing_command(second_err, second)
+    assert command == ["diff", first, second, "--tracking-uri", uri]
+    assert cli([*command, "--format", "json"]) == 1
     report = json.loads(capsys.readouterr().out)
-    assert code == 1
-    assert (report["a"]["run_id"], report["b"]["run_id"]) == (first, second)
     top = report["differences"][0]  # one change: the --seed option, with the seeds it set
     assert top["field"] == "program.options.seed"
     assert "seeds.requested" in [c["field"] for c in top["consequences"]]
+    # third is seeded as first was: the same recipe, although second ran in between
+    assert closing_command(third_err, third)[:3] == ["diff", first, third]
+    assert cli(["diff", third, "--tracking-uri", uri, "--format", "json"]) in (0, 1)
+    assert json.loads(capsys.readouterr().out)["a"]["run_id"] == first
 
-
-def test_the_first_run_of_an_experiment_has_nothing_to_compare_with(
-    digits, tmp_path, mlflow_db_template, monkeypatch, capsys
-):
-    import mlflow
-
-    uri = new_store(tmp_path, mlflow_db_template)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("MLFLOW_FINGERPRINT_SPOOL", str(tmp_path / "spool"))
-    try:
-        only, _ = train(digits, uri, "only", "0", capsys)
-    finally:
-        mlflow.set_tracking_uri(None)
-    code = cli(["diff", only, "--tracking-uri", uri])
-    err = capsys.readouterr().err
-    assert code == 2
-    assert "no earlier finished run" in err
-    assert "Traceback" not in err
+    # the descriptions, written by a process of their own after each run
+    described = description(uri, second, wait_s=90)
+    assert described is not None
+    assert described.startswith("mlflow-fingerprint: vs run first (")
+    assert "; most likely program.options.seed (0 -> 1)" in described
+    assert "\n" not in described
+    assert description(uri, third, wait_s=90).startswith("mlflow-fingerprint: vs run first (")
+    assert description(uri, first) is None  # nothing before it
+    assert description(uri, fourth) is None

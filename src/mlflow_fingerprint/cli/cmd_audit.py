@@ -1,4 +1,7 @@
-"""``fingerprint audit``: what in this environment threatens reproducibility, worst first."""
+"""``fingerprint audit [RUN]``: what threatens reproducibility, worst first: in a recorded run
+(its fingerprint read from MLflow or a file, as ``diff`` reads it), or without RUN in this
+environment, where what only a training program decides (its seeds, its DataLoaders) is left
+out rather than reported about the ``fingerprint`` command's own process."""
 
 from __future__ import annotations
 
@@ -9,24 +12,40 @@ from ..audit import Audit, audit
 from .output import emit
 
 
-def text(result: Audit) -> str:
+def text(result: Audit, subject: str) -> str:
     if not result.findings:
-        lines = ["No threats to reproducibility found."]
+        lines = [f"No threats to reproducibility found in {subject}."]
     else:
-        lines = [f"{len(result.findings)} threat(s) to reproducibility, worst first:"]
+        lines = [f"{len(result.findings)} threat(s) to reproducibility in {subject}, worst first:"]
         for i, f in enumerate(result.findings, start=1):
             lines += [
                 f"{i}. [{f.severity}] {f.finding}",
                 f"   fix: {f.fix}",
                 f"   source: {f.source}",
             ]
-    return "\n".join([*lines, "", "passed:", *(f"  - {p}" for p in result.passed)])
+    lines += ["", "passed:", *(f"  - {p}" for p in result.passed)]
+    if result.not_checked:
+        lines += [
+            "",
+            f"not checked ({', '.join(result.not_checked)}): a training program sets them; "
+            "fingerprint audit RUN checks a recorded run",
+        ]
+    return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
-    result = audit()
+    if args.run is None:
+        result, subject = audit(environment_only=True), "this environment"
+    else:
+        from ..compare.resolve import resolve
+        from ..tracking.store import cli_defaults
+
+        cli_defaults()
+        found = resolve(args.run, tracking_uri=args.tracking_uri, experiment=args.experiment)
+        result = audit(found.record)
+        subject = f"run {found.ref.run_id}" if found.is_run else found.ref.ref
     emit(
-        json.dumps(result.to_dict(), indent=2) if args.format == "json" else text(result),
+        json.dumps(result.to_dict(), indent=2) if args.format == "json" else text(result, subject),
         args.output,
     )
     return 0

@@ -188,8 +188,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="store the report as an artifact of RUN (a run id, or a run name of EXPERIMENT)",
     )
 
-    p = sub.add_parser("audit", help="what in this environment threatens reproducibility")
+    p = sub.add_parser(
+        "audit", help="what in a recorded run, or in this environment, threatens reproducibility"
+    )
+    p.add_argument(
+        "run",
+        metavar="RUN",
+        nargs="?",
+        help="a run id, runs:/<id>, run name (with -e) or fingerprint JSON file; without it, "
+        "this environment",
+    )
     _output(p, ("text", "json"))
+    _tracking(p)
 
     p = sub.add_parser("find", help="runs with the same fingerprint, by server-side tag search")
     p.add_argument("run", metavar="RUN", help="the run whose twins to find")

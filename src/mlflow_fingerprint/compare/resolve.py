@@ -213,8 +213,8 @@ def from_run(
 
 
 def previous_run_id(ref: str, tracking_uri: str | None, experiment: str | None) -> str:
-    """The latest finished run of ``ref``'s experiment that started before it: what a user means
-    by "compare this run with the last one"."""
+    """The run ``ref`` is compared with when given alone (``tracking.previous_run``): what a
+    user means by "compare this run with the last one"."""
     if looks_like_file(ref) and not ref.startswith("runs:/"):
         raise ResolveError(f"{ref} is a file; give a second run or file to compare it with")
     uri = tracking.effective_uri(tracking_uri)
@@ -228,20 +228,15 @@ def previous_run_id(ref: str, tracking_uri: str | None, experiment: str | None) 
         run = find_run_by_name(mlflow_client, ref, experiment, uri)
     else:
         raise ResolveError(f"{ref!r} is not a run id or runs:/<id>; give -e EXPERIMENT for a name")
-    info = run.info
     with tracking.store_errors(uri):
-        earlier = tracking.search_all_runs(
-            mlflow_client,
-            [str(info.experiment_id)],
-            f"attributes.status = 'FINISHED' and attributes.start_time < {int(info.start_time)}",
-            1,
-        )
-    if not earlier:
+        earlier = tracking.previous_run(mlflow_client, run)
+    if earlier is None:
         raise ResolveError(
-            f"run {info.run_id} has no earlier finished run in its experiment; "
-            "give a second run to compare it with"
+            f"run {run.info.run_id} has no earlier finished run in its experiment; "
+            f"give a second run to compare it with, or look at it alone: "
+            f"fingerprint show {run.info.run_id}"
         )
-    return str(earlier[0].info.run_id)
+    return str(earlier.info.run_id)
 
 
 def resolve(

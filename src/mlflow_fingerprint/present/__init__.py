@@ -19,7 +19,8 @@ EXTENSIONS: dict[OutputFormat, str] = {
 def render(
     report: Report, fmt: OutputFormat, include_none: bool = False, rich: bool = False
 ) -> str:
-    """``report`` in ``fmt``; ``rich`` picks coloured tables for text on a terminal."""
+    """``report`` in ``fmt``. Text is the one-screen report unless ``include_none`` (``--all``)
+    asks for everything, then ``rich`` picks coloured tables for a terminal."""
     if fmt == "json":
         return json.dumps(report.to_dict(include_none), indent=2, default=str) + "\n"
     if fmt == "markdown":
@@ -31,7 +32,9 @@ def render(
 
         return html(report, include_none)
     if fmt == "text":
-        from .text import render_plain, render_rich
+        from .text import render_brief, render_plain, render_rich
 
+        if not include_none:
+            return render_brief(report, rich=rich)
         return (render_rich if rich else render_plain)(report, include_none)
     raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")

@@ -9,6 +9,7 @@ from typing import Any
 from ..compare.report import Difference, MetricComparison, Report
 from ..model.fingerprint import is_unavailable
 from ..model.missing import MISSING
+from .wrap import shorten
 
 MAX_VALUE_CHARS = 60
 
@@ -66,7 +67,7 @@ def value_text(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
             "unknown" if isinstance(reason, str) and reason.startswith("unknown") else "unavailable"
         )
     text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(text, limit)
 
 
 def number(value: float | None) -> str:

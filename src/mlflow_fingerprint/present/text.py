@@ -1,4 +1,7 @@
-"""The terminal report: rich tables on a terminal, plain aligned columns when piped or saved.
+"""The terminal report. By default one screen (``render_brief``: at most ``WIDTH`` columns, about
+25 lines for a one-change pair): the verdict, each change with what it set folded under it and one
+line of why, the metrics that differ with their first divergence and noise band, the notes. With
+``--all`` the full tables: rich tables on a terminal, plain aligned columns when piped or saved.
 
 rich is imported only when a terminal will show its colours, so ``fingerprint diff a.json b.json
 | grep`` stays light.
@@ -10,10 +13,16 @@ import io
 import shutil
 from collections.abc import Sequence
 
-from ..compare.report import Report
+from ..compare.report import Difference, Report
 from ..model.vocabulary import Effect
 from . import common
 from .escape import one_line, terminal
+from .wrap import shorten, wrap
+
+WIDTH = 100  # the brief report's columns: a terminal of 100 shows it unwrapped
+BRIEF_VALUE_CHARS = 48
+BRIEF_WHYS = 2  # explanations per change shown before --all
+BRIEF_CHANGES = 5  # changes shown before --all, most likely first
 
 DIFF_HEADER = ("#", "field", "A", "B", "effect", "why")
 METRIC_HEADER = ("metric", "A", "B", "|Δ|", "rel", "equal", "first divergence", "noise")
@@ -68,6 +77,117 @@ def _lines_after_tables(report: Report, include_none: bool) -> list[str]:
     return out
 
 
+def _pair(d: Difference) -> str:
+    a = one_line(common.value_text(d.a, BRIEF_VALUE_CHARS))
+    b = one_line(common.value_text(d.b, BRIEF_VALUE_CHARS))
+    return f"{a} -> {b}"
+
+
+def _folded(consequences: Sequence[Difference]) -> list[str]:
+    """One line per parent: fields of one parent are folded
+    (``data.loaders.0.generator: initial_seed 0 -> null, present true -> false``)."""
+    groups: dict[str, list[Difference]] = {}
+    for c in consequences:
+        groups.setdefault(c.field.rsplit(".", 1)[0] if "." in c.field else c.field, []).append(c)
+    out = []
+    for parent, members in groups.items():
+        if len(members) == 1:
+            out.append(f"{one_line(members[0].field)}: {_pair(members[0])}")
+        else:
+            parts = ", ".join(f"{one_line(m.field[len(parent) + 1 :])} {_pair(m)}" for m in members)
+            out.append(f"{one_line(parent)}: {parts}")
+    return out
+
+
+def _change_lines(d: Difference, width: int) -> list[str]:
+    """One change: its field and values, what it set (folded), and why: a line for each of its
+    first ``BRIEF_WHYS`` explanations (``--all`` has every one, whole)."""
+    lines = wrap(f"{d.field}: {_pair(d)}  ({d.effect})", width, "     ", f"{d.rank:<3}")
+    shown = [c for c in d.consequences if c.effect != "none"]
+    for line in _folded(shown):
+        lines += wrap(line, width, "       ", "   ↳ ")
+    whys = list(dict.fromkeys(c.explanation for c in shown)) or [d.explanation]
+    for why in whys[:BRIEF_WHYS]:
+        lines.append(shorten("     " + one_line(why), width))
+    return lines
+
+
+def _brief_metrics(report: Report, width: int) -> list[str]:
+    """The metrics that differ (values, relative gap, first divergence), then their noise band
+    against replicates of the same recipe, one line per wording; equal metrics by name."""
+    differ = [m for m in report.metrics if not m.equal]
+    equal = [one_line(m.name) for m in report.metrics if m.equal]
+    out: list[str] = []
+    if differ:
+        rows = [
+            (
+                one_line(m.name),
+                common.number(m.a),
+                common.number(m.b),
+                common.percent(m.rel_diff),
+                common.divergence_text(m),
+            )
+            for m in differ
+        ]
+        header = ("metric", "A", "B", "rel", "first divergence")
+        title = "Metrics that differ" + (f" (equal: {', '.join(equal)})" if equal else "")
+        out += ["", *wrap(title + ":", width, "  ")]
+        for line in aligned(header, rows):
+            out += wrap(line, width, " " * 6)
+        bands: dict[str, list[str]] = {}
+        for m in differ:
+            bands.setdefault(common.spread_text(m) or "no band looked for", []).append(m.name)
+        for band, names in bands.items():
+            out += wrap(f"{', '.join(map(one_line, names))}: {band}", width, "  ", "noise band: ")
+    elif equal:
+        out += ["", *wrap(", ".join(equal), width, "  ", "Equal metrics: ")]
+    for metric in common.located(report):
+        out += wrap(one_line(common.where_line(metric)), width, "  ", "Where ")
+    return out
+
+
+def render_brief(report: Report, width: int = WIDTH, rich: bool = False) -> str:
+    """The one-screen report (see the module's docstring); ``--all`` shows everything. ``rich``
+    colours the verdict (a terminal)."""
+    out = wrap(
+        terminal(common.verdict_sentence(report)), width, "  ", f"verdict: {report.verdict}  "
+    )
+    if rich:
+        colour = "32" if report.verdict == "same_results" else "1;31"
+        out[0] = out[0].replace(report.verdict, f"\x1b[{colour}m{report.verdict}\x1b[0m", 1)
+    ab = f"A: {one_line(report.a.label)}    B: {one_line(report.b.label)}"
+    if len(ab) <= width:
+        out.append(ab)
+    else:
+        out += [shorten(f"A: {one_line(report.a.label)}", width)]
+        out += [shorten(f"B: {one_line(report.b.label)}", width)]
+    changes = report.effective_differences
+    if changes:
+        out += [f"{common.differences_title(report)}:"]
+        for d in changes[:BRIEF_CHANGES]:
+            out += _change_lines(d, width)
+    else:
+        out += ["No differences that can change results."]
+    if common.show_enablers(report, False):
+        out += ["", "Enablers (present in both runs):"]
+        out += [
+            shorten(f"  - {e.field}: {one_line(e.explanation)}", width) for e in report.enablers
+        ]
+    out += _brief_metrics(report, width)
+    if report.notes:
+        out.append("")
+        for note in report.notes:  # whole: a note may be the hedge the verdict rests on
+            out += wrap(one_line(note), width, "  ", "note: ")
+    more = max(0, len(changes) - BRIEF_CHANGES)
+    hidden = len(report.differences) - len(changes)
+    parts = [f"{more} more that can change results"] if more else []
+    parts += [f"{common.plural(hidden, 'difference')} that change nothing"] if hidden else []
+    head = f"{' and '.join(parts)} hidden;" if parts else ""
+    tail = "--all shows them, the full tables and every explanation."
+    out += [f"{head} {tail}".lstrip()] if len(head) + len(tail) < width else [head, tail]
+    return "\n".join(out) + "\n"
+
+
 def render_plain(report: Report, include_none: bool = False) -> str:
     diffs, metrics = _rows(report, include_none)
     out = [
@@ -78,7 +198,7 @@ def render_plain(report: Report, include_none: bool = False) -> str:
     if diffs:
         out += ["", f"{common.differences_title(report)}:", *aligned(DIFF_HEADER, diffs)]
     else:
-        out += ["", "No differences that can change results."]
+        out += ["No differences that can change results."]
     hidden = common.hidden_line(report, include_none)
     if hidden:
         out.append(hidden)

@@ -152,6 +152,24 @@ def search_all_runs(
     return runs
 
 
+def previous_run(mlflow_client: Any, run: Any) -> Any | None:
+    """The run ``run`` is best compared with: the latest FINISHED run of its experiment that
+    started before it with the same recipe hash (what changed is then the environment, the
+    numerics or chance), else the latest FINISHED run before it; None for the first run. One
+    rule for ``fingerprint diff RUN`` and the hint a run prints at its end."""
+    info = run.info
+    before = f"attributes.status = 'FINISHED' and attributes.start_time < {int(info.start_time)}"
+    recipe = run.data.tags.get(layout.TAG_HASH_RECIPE)
+    experiments = [str(info.experiment_id)]
+    if recipe:
+        same = f"{before} and tags.`{layout.TAG_HASH_RECIPE}` = {quote(recipe)}"
+        found = search_all_runs(mlflow_client, experiments, same, 1)
+        if found:
+            return found[0]
+    found = search_all_runs(mlflow_client, experiments, before, 1)
+    return found[0] if found else None
+
+
 def quote(value: str) -> str:
     """A string literal for an MLflow filter: single quotes unless the value holds one."""
     if "'" not in value:
