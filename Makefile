@@ -1,43 +1,86 @@
-# Two commands do all the set-up on a fresh machine: `make demo` and `make test`. `make test-fast`
-# runs the unit tier alone (tests/unit: no training, no server, about a minute).
+# Two commands do all the set-up on a fresh machine: `make demo` (the package, torch, the demo's
+# data) and `make test` (adds the development stack). `make test-fast` runs the unit tier alone
+# (tests/unit: no training, no server, about a minute).
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
-# The CPU wheel; an open range or a bare `torch` would pull a multi-GB CUDA build.
+# Which torch build: `cuda` where an NVIDIA driver is present, else `cpu`, taken from PyTorch's CPU
+# index when it answers within 5 s (scripts/torch_index.py); otherwise pip resolves torch as usual.
+TORCH_BUILD ?= $(if $(wildcard /proc/driver/nvidia)$(shell command -v nvidia-smi 2>/dev/null),cuda,cpu)
 TORCH  ?= torch==2.13.0
 # TensorFlow's CPU wheel, for the Keras integration and its tests (the `tensorflow` extra names the
 # full `tensorflow` for users; both install the same `tensorflow` module). `make setup TF=` skips it.
 TF     ?= tensorflow-cpu==2.21.0
+# The versions the tests ran on (scripts/constraints.py); `make setup CONSTRAINTS=` lifts them.
+CONSTRAINTS ?= constraints.txt
+PIP    := $(PY) -m pip install --quiet $(if $(CONSTRAINTS),--constraint $(CONSTRAINTS))
 
-.PHONY: setup demo test test-fast lint format bench clean
+# What chose the venv's contents. When any of it changes, the venv is built again from nothing
+# (a package a setting put there would otherwise stay).
+SETTINGS   := python=$(PYTHON) torch=$(TORCH) torch_build=$(TORCH_BUILD) tf=$(TF) constraints=$(CONSTRAINTS)
+CHOSEN     := $(VENV)/.settings
+# `make demo` installs the package, torch and scikit-learn (the digits data); `make setup` (and
+# every target that runs tests or tools) installs that, TensorFlow and the development stack in one
+# pip run.
+CREATED    := $(VENV)/.created
+DEMO_STAMP := $(VENV)/.installed-demo
+STAMP      := $(VENV)/.installed-dev
+
+.PHONY: setup setup-demo demo test test-fast lint format bench clean FORCE
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+setup-demo: $(DEMO_STAMP)
+
+# Rewritten only when the settings differ, so that only then do the targets below go stale.
+$(CHOSEN): FORCE
+	@if [ "$$(cat $@ 2>/dev/null)" != "$(SETTINGS)" ]; then \
+		if [ -d $(VENV) ]; then echo "set-up settings changed ($(SETTINGS)): rebuilding $(VENV)"; rm -rf $(VENV); fi; \
+		mkdir -p $(VENV) && echo "$(SETTINGS)" > $@; \
+	fi
+
+# The venv, and torch's CPU build from PyTorch's index where that is the build to take and the
+# index answers (without dependencies: the installs below resolve them, under the constraints).
+$(CREATED): $(CHOSEN)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet "$(TORCH)" $(if $(TF),"$(TF)")
-	$(PY) -m pip install --quiet -e ".[dev]"
-	touch $(STAMP)
+	@index="$$($(PYTHON) scripts/torch_index.py $(TORCH_BUILD))"; \
+	if [ -n "$$index" ]; then \
+		echo "$(PY) -m pip install --quiet --no-deps $$index $(TORCH)"; \
+		$(PY) -m pip install --quiet --no-deps $$index "$(TORCH)" \
+			|| echo "torch: the CPU index failed; pip resolves torch as usual"; \
+	fi
+	touch $@
 
-demo: setup
+$(DEMO_STAMP): $(CREATED) pyproject.toml $(CONSTRAINTS)
+	$(PIP) "$(TORCH)" -e ".[demo]"
+	touch $@
+
+# Everything the demo has too, so the demo's stamp holds after it.
+$(STAMP): $(CREATED) pyproject.toml $(CONSTRAINTS)
+	$(PIP) "$(TORCH)" $(if $(TF),"$(TF)") -e ".[demo,dev]"
+	touch $(DEMO_STAMP) $@
+
+demo: $(DEMO_STAMP)
 	$(PY) examples/demo.py
 
-# Everything; the ten slowest tests are listed at the end.
+# Everything, on $(WORKERS) pytest-xdist workers (a module stays on one worker, and the modules
+# that share a trained sweep or a service share one: tests/support/tiers.py); the ten slowest
+# tests are listed at the end.
+WORKERS ?= 2
 test: setup
-	$(PY) -m pytest --durations=10
+	$(PY) -m pytest -n $(WORKERS) --dist loadgroup --durations=10
 
 test-fast: setup
 	$(PY) -m pytest tests/unit
 
 lint: setup
-	$(VENV)/bin/ruff check src tests benchmarks examples
-	$(VENV)/bin/ruff format --check src tests benchmarks examples
+	$(VENV)/bin/ruff check src tests benchmarks examples scripts
+	$(VENV)/bin/ruff format --check src tests benchmarks examples scripts
 
 format: setup
-	$(VENV)/bin/ruff check --fix src tests benchmarks examples
-	$(VENV)/bin/ruff format src tests benchmarks examples
+	$(VENV)/bin/ruff check --fix src tests benchmarks examples scripts
+	$(VENV)/bin/ruff format src tests benchmarks examples scripts
 
 bench: setup
 	$(PY) benchmarks/bench_capture.py

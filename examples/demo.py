@@ -2,9 +2,9 @@
 report stored in run B, where the MLflow UI shows it.
 
 A and A' are the same seeded recipe: ``fingerprint diff`` says ``same_results`` (exit 0). B moves
-the random augmentation into two unseeded DataLoader workers, the scenario of seeds/003: the diff
-names ``num_workers`` (and the missing worker seeding) as the cause and shows the step where the
-loss curves part (exit 1). The demo ends with the address of run B's page in the MLflow UI.
+the random augmentation into two unseeded DataLoader workers, a classic reproducibility trap: the
+diff names ``num_workers`` (and the missing worker seeding) as the cause and shows the step where
+the loss curves part (exit 1). The demo ends with the address of run B's page in the MLflow UI.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The digits CNN of ``digits.py`` in Keras on TensorFlow (CPU), recorded by the Keras
-``FingerprintCallback``: the training script of the Keras scenarios (seed articles 000 and 002).
+``FingerprintCallback``: the training script of the Keras scenarios (docs/design.md, "The problem").
 
     python examples/keras_digits.py --seed 0 --op-determinism --epochs 3 \\
         --experiment keras-digits --run-name a --tracking-uri sqlite:///mlflow.db
@@ -40,7 +40,7 @@ def digits() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarra
 
 
 def digits_cnn(dropout: float = 0.5) -> keras.Model:
-    """TensorFlow's "Deep MNIST for experts" (article 000) scaled to 8×8."""
+    """TensorFlow's "Deep MNIST for experts" scaled to 8×8."""
     return keras.Sequential(
         [
             keras.Input((8, 8, 1)),

@@ -1,8 +1,8 @@
-"""Op determinism on vs off (article 002's ``TF_CUDNN_DETERMINISTIC``, TensorFlow >= 2.8
+"""Op determinism on vs off (``TF_CUDNN_DETERMINISTIC``'s successor, TensorFlow >= 2.8
 spelling): both runs seeded alike, one with ``tf.config.experimental.enable_op_determinism()``.
 
 On the CPU most TensorFlow ops are deterministic already, so the numbers usually agree; on a GPU
-the run without it may differ every time (article 000's GPU runs).
+the run without it may differ every time (as GPU runs do).
 """
 
 from keras_pair import keras_scenario_main

@@ -1,5 +1,6 @@
 """Train two Keras digits runs (``keras_digits.py``) that differ in one setting, then print
-``fingerprint diff`` of the pair: the Keras scenarios' shared driver (seed articles 000 and 002).
+``fingerprint diff`` of the pair: the Keras scenarios' shared driver (docs/design.md, "The
+problem").
 
 Each run is its own process, as two runs of a user's script would be: PYTHONHASHSEED, for one,
 can only be set before Python starts. Needs TensorFlow (``pip install "mlflow-fingerprint

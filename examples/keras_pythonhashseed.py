@@ -1,4 +1,4 @@
-"""PYTHONHASHSEED set vs not (article 002): both runs seeded alike, one with PYTHONHASHSEED=0.
+"""PYTHONHASHSEED set vs not: both runs seeded alike, one with PYTHONHASHSEED=0.
 
 Article 002's first step is to set PYTHONHASHSEED before Python starts; it changes the iteration
 order of sets and dicts keyed by strings, which this script does not depend on, so the numbers

@@ -1,4 +1,4 @@
-"""Seeded vs unseeded Keras (article 000): ``keras.utils.set_random_seed(0)`` in one run only.
+"""Seeded vs unseeded Keras: ``keras.utils.set_random_seed(0)`` in one run only.
 
 Article 000 seeds Python, NumPy and TensorFlow and gets the same validation error on every CPU
 run; without TensorFlow's seed the initial weights and dropout masks differ each run.

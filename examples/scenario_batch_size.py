@@ -1,4 +1,4 @@
-"""Batch size (seeds/003): same seed, batch 64 vs 32: a different optimisation problem."""
+"""Batch size: same seed, batch 64 vs 32: a different optimisation problem."""
 
 from pair import scenario_main
 

@@ -1,4 +1,4 @@
-"""Deterministic mode (seeds/001, seeds/004): ``deterministic=True`` vs off, same seed.
+"""Deterministic mode: ``deterministic=True`` vs off, same seed.
 
 On a CPU the kernels are deterministic either way, so the metrics usually agree and the verdict is
 ``same_results`` with the flag listed; on a GPU the flag changes which kernels run.

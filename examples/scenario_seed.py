@@ -1,4 +1,4 @@
-"""Seeded vs unseeded (seeds/003): the same script, one run with ``seed=0``, one without."""
+"""Seeded vs unseeded: the same script, one run with ``seed=0``, one without."""
 
 from pair import scenario_main
 

@@ -1,4 +1,4 @@
-"""TF32 on an Ampere-or-newer GPU (seeds/001): matmuls and convolutions in TF32 vs IEEE fp32.
+"""TF32 on an Ampere-or-newer GPU: matmuls and convolutions in TF32 vs IEEE fp32.
 
 With a CUDA GPU it trains the pair. Without one it captures this process's fingerprint through
 replays of NVML readings recorded on real GPUs, with TF32 really switched on and off in torch, and

@@ -1,4 +1,4 @@
-"""DataLoader workers with random augmentation (seeds/003, seeds/004).
+"""DataLoader workers with random augmentation.
 
 Both runs are seeded; B moves the per-sample augmentation into two workers that draw from their
 own RNG streams. ``--seeded-workers`` gives B ``mfp.seed_worker`` and a seeded generator, the

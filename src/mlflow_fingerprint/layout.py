@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final, Literal, get_args
 
-# --- Run tags, readable in the MLflow UI run table (DESIGN.md, "MLflow layout of a run") ---------
+# --- Run tags, readable in the MLflow UI run table (docs/design.md, "MLflow layout of a run") -
 TAG_PREFIX: Final = "fingerprint."
 TAG_HASH: Final = "fingerprint.hash"
 TAG_HASH_ENV: Final = "fingerprint.hash.env"

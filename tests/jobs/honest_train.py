@@ -1,4 +1,5 @@
-"""A training script as the seed articles write one, scaled to a few CPU steps on the digits:
+"""A training script as reproducibility Q&A threads write one, scaled to a few CPU steps on the
+digits:
 argparse options with defaults, ``mlflow.log_param``, a DataLoader with optional workers and a
 random augmentation drawn in ``__getitem__`` (declared nowhere: mlflow-fingerprint must find
 out), the reproducibility notes' seeding recipe, and optionally a set of strings deciding the

@@ -2,8 +2,9 @@
 
 MLflow's UI is a React app: its text exists only after scripts ran and the API answered, so a
 page is read by evaluating ``document.body.innerText`` until the expected words appear, not by
-fetching its HTML. The protocol runs over a WebSocket; the few frames we need (masked text frames
-out, unmasked text frames in) are written here rather than taken from a dependency.
+fetching its HTML. The protocol runs over a WebSocket, spoken by websocket-client (a maintained
+client on PyPI, in the dev extra) to the system's Chromium: no browser download, as Playwright
+would need.
 
 Shared by tests/test_mlflow_ui.py and docs/make_ui_screenshots.py.
 """
@@ -12,11 +13,8 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import re
 import shutil
-import socket
-import struct
 import subprocess
 import tempfile
 import threading
@@ -27,6 +25,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+import websocket
 
 LISTENING = re.compile(r"DevTools listening on (ws://\S+)")
 
@@ -40,79 +40,10 @@ def chromium() -> str | None:
     return None
 
 
-class _Socket:
-    """A WebSocket client connection: enough of RFC 6455 for the DevTools protocol."""
-
-    def __init__(self, url: str, timeout_s: float) -> None:
-        parts = urlsplit(url)
-        self.sock = socket.create_connection((parts.hostname, parts.port), timeout=timeout_s)
-        key = base64.b64encode(os.urandom(16)).decode()
-        self.sock.sendall(
-            (
-                f"GET {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nUpgrade: websocket\r\n"
-                f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
-                "Sec-WebSocket-Version: 13\r\n\r\n"
-            ).encode()
-        )
-        head = b""
-        while b"\r\n\r\n" not in head:
-            chunk = self.sock.recv(4096)
-            if not chunk:
-                raise ConnectionError("DevTools closed the connection during the handshake")
-            head += chunk
-        if b" 101 " not in head.split(b"\r\n", 1)[0]:
-            raise ConnectionError(f"DevTools refused the WebSocket: {head[:200]!r}")
-        self.buffer = head.split(b"\r\n\r\n", 1)[1]
-
-    def send(self, text: str) -> None:
-        payload = text.encode()
-        mask = os.urandom(4)
-        n = len(payload)
-        if n < 126:
-            header = struct.pack("!BB", 0x81, 0x80 | n)
-        elif n < 1 << 16:
-            header = struct.pack("!BBH", 0x81, 0x80 | 126, n)
-        else:
-            header = struct.pack("!BBQ", 0x81, 0x80 | 127, n)
-        masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
-        self.sock.sendall(header + mask + masked)
-
-    def _read(self, n: int) -> bytes:
-        while len(self.buffer) < n:
-            chunk = self.sock.recv(1 << 16)
-            if not chunk:
-                raise ConnectionError("DevTools closed the connection")
-            self.buffer += chunk
-        out, self.buffer = self.buffer[:n], self.buffer[n:]
-        return out
-
-    def receive(self) -> str:
-        """The next text message (fragments joined; control frames skipped)."""
-        parts: list[bytes] = []
-        while True:
-            first, second = self._read(2)
-            n = second & 0x7F
-            if n == 126:
-                n = struct.unpack("!H", self._read(2))[0]
-            elif n == 127:
-                n = struct.unpack("!Q", self._read(8))[0]
-            payload = self._read(n)
-            opcode = first & 0x0F
-            if opcode == 0x8:
-                raise ConnectionError("DevTools closed the WebSocket")
-            if opcode in (0x0, 0x1):
-                parts.append(payload)
-                if first & 0x80:
-                    return b"".join(parts).decode()
-
-    def close(self) -> None:
-        self.sock.close()
-
-
 class Page:
     """One browser tab: navigate, evaluate JavaScript, wait for text, take a screenshot."""
 
-    def __init__(self, ws: _Socket) -> None:
+    def __init__(self, ws: websocket.WebSocket) -> None:
         self.ws = ws
         self.next_id = 0
 
@@ -120,7 +51,7 @@ class Page:
         self.next_id += 1
         self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
         while True:
-            message = json.loads(self.ws.receive())
+            message = json.loads(self.ws.recv())
             if message.get("id") == self.next_id:
                 if "error" in message:
                     raise RuntimeError(f"{method}: {message['error']}")
@@ -208,7 +139,10 @@ def open_page(width: int = 1400, height: int = 900, timeout_s: float = 60.0) -> 
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as r:
                 targets = json.load(r)
             tab = next(t for t in targets if t.get("type") == "page")
-            ws = _Socket(tab["webSocketDebuggerUrl"], timeout_s)
+            # no Origin header: Chromium refuses WebSockets from origins it was not told to allow
+            ws = websocket.create_connection(
+                tab["webSocketDebuggerUrl"], timeout=timeout_s, suppress_origin=True
+            )
             try:
                 page = Page(ws)
                 page.call("Page.enable")

@@ -55,7 +55,7 @@ def record_with_hashes(hashes: Mapping[str, str], seed: int = 0) -> dict[str, An
 
 
 def run_tags(record: Mapping[str, Any], seed: int) -> dict[str, str]:
-    """The ``fingerprint.*`` tags DESIGN.md lists, for a :func:`record_with_hashes` record."""
+    """The ``fingerprint.*`` tags docs/design.md lists, for a :func:`record_with_hashes` record."""
     h = record["hashes"]
     return {
         layout.TAG_HASH: h["fingerprint"],

@@ -1,4 +1,4 @@
-"""What DESIGN.md promises, spelt out for the tests that hold the code to it.
+"""What docs/design.md promises, spelt out for the tests that hold the code to it.
 
 Written here by hand, not derived from the code: a contract test that took its expectations from
 the implementation would pass whatever the implementation did.

@@ -1,4 +1,4 @@
-"""The pairs of issue 24, as a new user makes them: a seed-articles style script (argparse options
+"""The pairs of issue 24, as a new user makes them: a Q&A-thread style script (argparse options
 with defaults, ``mlflow.log_param``, a DataLoader with workers and a random augmentation nobody
 declared, the reproducibility notes' seeding) trained for a few CPU steps, every run once per
 session, all in one experiment with a batch-size sweep beside them.

@@ -1,11 +1,11 @@
 """What ``fingerprint diff`` says about runs recorded on a real GPU.
 
-The runs are ``tests/fixtures/gpu_runs/h100.json.gz``: the seed articles' GPU scenarios for a
-small CNN and a small transformer, trained for 300 steps on an NVIDIA H100 (torch 2.11, CUDA 13.0,
-cuDNN 9.19) by ``tests/jobs/gpu_truth/record.py``, each a decorated process with ``mfp.watch``,
-and loaded here into a real sqlite store. What the curves show there is the ground truth each
-test states in its name; the product must explain it: the verdict, the first field, the step
-where the curves part and the first tensor that differs.
+The runs are ``tests/fixtures/gpu_runs/h100.json.gz``: the common GPU reproducibility cases
+(docs/design.md, "The problem") for a small CNN and a small transformer, trained for 300 steps on an
+NVIDIA H100 (torch 2.11, CUDA 13.0, cuDNN 9.19) by ``tests/jobs/gpu_truth/record.py``, each a
+decorated process with ``mfp.watch``, and loaded here into a real sqlite store. What the curves show
+there is the ground truth each test states in its name; the product must explain it: the verdict,
+the first field, the step where the curves part and the first tensor that differs.
 """
 
 from __future__ import annotations

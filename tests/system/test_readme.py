@@ -1,8 +1,8 @@
-"""The README shows what the code prints today, and its two commands are the Makefile's."""
+"""The README shows what the code prints today, and CI runs its test command (its set-up block is
+the Makefile's targets: tests/system/test_readme_blocks.py)."""
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 
@@ -18,14 +18,6 @@ def test_readme_diff_sample_matches_current_output() -> None:
         timeout=120,
     )
     assert out.returncode == 0, "README diff sample is stale: run python docs/make_samples.py"
-
-
-def test_readme_two_commands_are_make_targets() -> None:
-    readme = (ROOT / "README.md").read_text()
-    makefile = (ROOT / "Makefile").read_text()
-    for target in ("demo", "test"):
-        assert f"make {target}" in readme
-        assert re.search(rf"^{target}:", makefile, re.M), target
 
 
 def test_ci_runs_the_readme_test_command_and_lint() -> None:

@@ -1,6 +1,6 @@
 """Real TensorFlow (the CPU wheel): capture never imports it, the Keras callback records its fit,
-``fingerprinted`` and ``seed_everything`` cover it, and the seed articles' scenarios (000, 002)
-explain themselves with the right field first.
+``fingerprinted`` and ``seed_everything`` cover it, and the usual Keras cases
+(docs/design.md, "The problem") explain themselves with the right field first.
 
 Every TensorFlow process is a subprocess (tests/keras_job.py, examples/keras_*.py), so the test
 runner never imports TensorFlow and the other tests capture the process they always did. They

@@ -25,7 +25,8 @@ from .context import ProbeContext
 
 MIB = 1024 * 1024
 
-# From ../shared/reference/determinism_kb.md (b): CUDA GPUs pages and the CUDA Programming Guide.
+# From NVIDIA's CUDA GPUs pages (https://developer.nvidia.com/cuda-gpus) and the CUDA Programming
+# Guide's compute-capability table.
 # The minor version matters: 7.5 is Turing, not Volta; 8.9 is Ada, not Ampere.
 ARCH_BY_CAPABILITY: dict[tuple[int, int], str] = {
     **dict.fromkeys([(3, 0), (3, 2), (3, 5), (3, 7)], "Kepler"),

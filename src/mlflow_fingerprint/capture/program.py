@@ -3,7 +3,7 @@ project's own Python files the process imported, and the training function's arg
 
 A different ``--lr``, an untracked copy of the script with one line changed, or a helper module
 edited but not committed leave the git record as it was; these fields are what tells such runs
-apart (DESIGN.md, "The recipe"). Everything here is read from the interpreter and the files it
+apart (docs/design.md, "The recipe"). Everything here is read from the interpreter and the files it
 imported, without a subprocess: which of them git tracks is in the git probe's status.
 """
 

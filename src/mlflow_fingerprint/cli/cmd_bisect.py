@@ -1,6 +1,6 @@
 """``fingerprint bisect A B``: parse, call ``prove.bisect``, render. Exit 0 when a cause is proven
 (or, for runs that do not reproduce, the switch that makes them reproduce), 1 when none is, 2 on
-bad input (DESIGN.md, "Controlled reruns")."""
+bad input (docs/design.md, "Controlled reruns")."""
 
 from __future__ import annotations
 

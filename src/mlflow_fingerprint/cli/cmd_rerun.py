@@ -1,5 +1,5 @@
 """``fingerprint rerun RUN``: parse, call ``prove.rerun``, render. Exit 0 reproduced, 1 not, 2 bad
-input (DESIGN.md, "Controlled reruns")."""
+input (docs/design.md, "Controlled reruns")."""
 
 from __future__ import annotations
 

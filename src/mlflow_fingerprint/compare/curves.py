@@ -1,5 +1,6 @@
 """What the curves rule out: a cause that acts from step 0 cannot explain curves that are
-identical at their first step and part later (DESIGN.md, "Verdicts never contradict the numbers").
+identical at their first step and part later (docs/design.md, "Verdicts never contradict the
+numbers").
 
 Initial weights, data order, worker streams and seeds all change the very first batch's loss: a
 first logged value that is bitwise the same in both runs shows they were the same there. Such a

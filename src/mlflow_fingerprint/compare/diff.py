@@ -1,4 +1,4 @@
-"""``diff(a, b)``: fingerprints first, then metrics, then the verdict (DESIGN.md, Comparator).
+"""``diff(a, b)``: fingerprints first, then metrics, then the verdict (docs/design.md, Comparator).
 
 The fingerprint diff explains; the metric comparison says whether there is anything to explain.
 Only MLflow runs have metrics; a fingerprint file compares fields only (verdict ``no_metrics``).

@@ -1,6 +1,6 @@
 """The comparator's result: a frozen record every renderer and the JSON contract read from.
 
-``Report.to_dict()`` is the JSON contract of DESIGN.md (verdict, a, b, differences, enablers,
+``Report.to_dict()`` is the JSON contract of docs/design.md (verdict, a, b, differences, enablers,
 metrics) plus a few additive keys (source of each rule, replicate spread, notes). Values a JSON
 document cannot hold are made explicit: a field one record lacks is ``null``, a non-finite metric
 value is ``null``.

@@ -1,4 +1,5 @@
-"""Which differences between two runs a rerun can set, and how (DESIGN.md, "Controlled reruns").
+"""Which differences between two runs a rerun can set, and how (docs/design.md, "Controlled
+reruns").
 
 A rerun of run A can take one of run B's values through four doors: a setting the decorator
 forces at start (``MLFLOW_FINGERPRINT_APPLY``: seed, deterministic mode, cuDNN flags, fp32

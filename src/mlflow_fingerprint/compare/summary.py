@@ -1,5 +1,5 @@
 """Curves and summaries: which of a run's metrics are points of a curve, and which its summary
-(DESIGN.md, "Curves and summaries").
+(docs/design.md, "Curves and summaries").
 
 A metric logged at training steps is a curve. A metric a run logs once at its end (the dict
 ``train()`` returns, a test accuracy logged after the loop) is its summary: MLflow stores a value

@@ -230,8 +230,8 @@ def group_payload(record: Mapping[str, Any], group: str) -> dict[str, Any]:
     }
 
 
-# Replicates of a recipe (DESIGN.md, Comparator 4): runs whose records are equal but for the seeds
-# and what is drawn from them. Options and call arguments named like a seed (``--seed``,
+# Replicates of a recipe (docs/design.md, Comparator 4): runs whose records are equal but for the
+# seeds and what is drawn from them. Options and call arguments named like a seed (``--seed``,
 # ``--data-seed``, ``random_seed``) are seeds too.
 SEED_FREE: tuple[str, ...] = ("seeds", "data.loaders.*.generator.initial_seed", *TF_RECIPE)
 SEED_NAME = re.compile(r"(^|[-_.])seed$", re.IGNORECASE)

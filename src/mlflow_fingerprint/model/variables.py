@@ -5,8 +5,8 @@ A record lists a few variables by name (``determinism.env``, ``numerics.env``,
 of B's values sets it in the training's environment, so the names a rerun may set are a fixed
 list, never whatever a record holds: a record is input, and a crafted or damaged one naming
 ``PYTHONPATH``, ``LD_PRELOAD`` or ``PYTHONSTARTUP`` would otherwise run code of its choosing in
-the rerun (DESIGN.md, "What a rerun may touch"). A variable outside the list is reported as what
-a rerun cannot set.
+the rerun (docs/design.md, "What a rerun may touch"). A variable outside the list is reported as
+what a rerun cannot set.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ typo in a rule table fails when its module is imported, not in the middle of a d
 
 The words:
 
-- ``Effect``: what a field difference can do to the numbers (DESIGN.md, Comparator):
+- ``Effect``: what a field difference can do to the numbers (docs/design.md, Comparator):
   ``recipe`` a different training procedure; ``randomness`` a different random stream;
   ``numerics`` the same math through other kernels, reduction order or precision; ``none``
   recorded, but it does not change results.

@@ -1,4 +1,4 @@
-"""Controlled reruns: proof of what moved the numbers (DESIGN.md, "Controlled reruns" and
+"""Controlled reruns: proof of what moved the numbers (docs/design.md, "Controlled reruns" and
 "Package layout, with proof").
 
 ``rerun`` runs a recorded training again here and says whether it reproduces; ``bisect`` reruns

@@ -3,7 +3,7 @@
 A run's metrics are its curves and its summary (``compare.summary``). A rerun is compared on the
 curves, inside the window of steps it ran (up to the step it stops after); the summary values,
 logged once at the end, are compared only where both runs ran to their end: a rerun stopped
-early never logs them, and that is no divergence (DESIGN.md, "Curves and summaries").
+early never logs them, and that is no divergence (docs/design.md, "Curves and summaries").
 """
 
 from __future__ import annotations

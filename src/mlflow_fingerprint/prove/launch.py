@@ -5,7 +5,7 @@ user's ``--set``); :func:`launch_for` turns a recorded run's :class:`~.recipe.Re
 into a :class:`Launch`, everything a rerun will do, which a dry run prints and
 :func:`job_for` turns into the command a process runs once a worktree exists.
 
-What a launch may touch (DESIGN.md, "What a rerun may touch"): the script, ``argv[0]`` and the
+What a launch may touch (docs/design.md, "What a rerun may touch"): the script, ``argv[0]`` and the
 working directory resolve inside the worktree (links followed; a linked untracked file may lead
 into the repository it came from, nowhere else); the variables a plan sets come from the fixed
 allowlist of ``model.variables``; the package's own control variables in this process's

@@ -5,7 +5,7 @@ A record is input: the entry point, the command line's first word and the workin
 it names must stay inside the repository (relative, without ``..`` leading out; a module by its
 dotted name, never one of the standard library's). The paths are checked here as written, and
 again once a worktree exists, where links are resolved (``launch.located``). Every refusal is one
-line (``UsageError``) naming the run and the field (DESIGN.md, "What a rerun may touch").
+line (``UsageError``) naming the run and the field (docs/design.md, "What a rerun may touch").
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from .signals import ending_on_signals
 from .worktree import checkout, matches_here, repository_root, require_git
 
 # A rerun's default time bound: three times the run's own wall time, plus two minutes for the
-# interpreter, the imports and the store (DESIGN.md, "What a rerun may touch").
+# interpreter, the imports and the store (docs/design.md, "What a rerun may touch").
 WALL_FACTOR = 3.0
 WALL_MARGIN_S = 120.0
 # Where the run's wall time is unknown (it never ended, or its times were not stored).

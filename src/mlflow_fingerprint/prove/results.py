@@ -1,5 +1,5 @@
 """What a rerun and a bisect conclude: frozen records whose ``to_dict()`` is the JSON the command
-line prints (DESIGN.md, "Controlled reruns"), and which the renderers read.
+line prints (docs/design.md, "Controlled reruns"), and which the renderers read.
 
 Every value a record holds is shown as it may be stored: overrides redacted (``launch.shown``).
 """
@@ -82,7 +82,7 @@ class BisectResult:
         return EXIT_PROVEN if self.causes else EXIT_NOT_PROVEN
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON contract of DESIGN.md, plus the step the reruns stopped after and notes."""
+        """The JSON contract of docs/design.md, plus the step the reruns stopped after and notes."""
         return {
             "verdict": self.verdict,
             "a": self.a,

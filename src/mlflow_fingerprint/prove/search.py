@@ -4,7 +4,7 @@ function of the knobs and of ``attempt``.
 ``attempt`` reruns A with a set of knobs switched to B's values and says whose curve the rerun
 followed (``a``, ``b`` or ``neither``); how a rerun is made is not this module's business. That
 keeps the search a plain function that unit tests drive with an oracle and a recorded replay
-drives with real answers (DESIGN.md, "Controlled reruns").
+drives with real answers (docs/design.md, "Controlled reruns").
 
 One cause among k knobs costs at most ceil(log2 k) + 2 reruns: the baseline, one per halving,
 and one that settles the suspect (applied alone where the halving only inferred it, else all the

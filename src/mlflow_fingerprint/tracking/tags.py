@@ -33,7 +33,7 @@ def clip(text: str, limit: int) -> str:
 
 
 def fingerprint_tags(fp: Fingerprint | Record, secrets: set[str]) -> dict[str, str]:
-    """The UI tags of DESIGN.md ("MLflow layout of a run") for one fingerprint: its hashes, its
+    """The UI tags of docs/design.md ("MLflow layout of a run") for one fingerprint: its hashes, its
     schema, and each tagged field of ``model/declarations.py`` in its readable words."""
     record = fp.to_dict() if isinstance(fp, Fingerprint) else fp
     hashes = record.get("hashes") or {}

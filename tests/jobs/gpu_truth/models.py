@@ -8,8 +8,8 @@ weights. Neither has dropout: the only randomness a run draws is the shuffle of 
 
 ``scatter=True`` pools through ``Tensor.index_add_``, whose CUDA kernel adds with atomics: the
 order of the additions, and so the rounding, changes from run to run unless deterministic
-algorithms are on (then torch takes a sorted, deterministic path). It is the seed articles'
-"nondeterministic kernel", made explicit.
+algorithms are on (then torch takes a sorted, deterministic path). It is the
+"nondeterministic kernel" of PyTorch's reproducibility notes, made explicit.
 """
 
 from __future__ import annotations

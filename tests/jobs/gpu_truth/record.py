@@ -13,9 +13,9 @@ What it does, each stage bounded in time and its failure written down rather tha
    (``torch.cuda.is_initialized()`` and the compute processes ``nvidia-smi`` lists, before and,
    as a control, after the program initialises CUDA itself), the torch.cuda facts capture reads
    once CUDA is up, and capture's time against ``torch.utils.collect_env.get_env_info()``.
-3. ``runs``: the scenarios of the seed articles (``SCENARIOS``), for a small CNN and a small
-   transformer, each a ``train.py`` process decorated by ``mfp.fingerprinted`` in a git
-   repository of its own, into one sqlite store.
+3. ``runs``: the common reproducibility cases of docs/design.md, "The problem" (``SCENARIOS``),
+   for a small CNN and a small transformer, each a ``train.py`` process decorated by
+   ``mfp.fingerprinted`` in a git repository of its own, into one sqlite store.
 4. ``diffs``: ``fingerprint diff`` of every pair (``PAIRS``), as JSON and text.
 5. ``bisect``: ``fingerprint bisect`` of TF32 off (1 thread) against TF32 on (2 threads).
 6. ``timing``: deterministic mode's and cuDNN autotuning's cost on a short training.

@@ -1,8 +1,8 @@
 """One training of the GPU truth runs, recorded by ``mfp.fingerprinted`` as a user's script is.
 
-Every switch the seed articles name is an option, so one run differs from another by exactly the
-options ``record.py`` changes; each is passed explicitly, defaults included, so that both runs of a
-pair name it:
+Every switch docs/design.md's "The problem" names is an option, so one run differs from another
+by exactly the options ``record.py`` changes; each is passed explicitly, defaults included, so
+that both runs of a pair name it:
 
     python train.py --model cnn --device cuda --seed 0 --steps 300 --tf32 off \\
         --tf32-api precision --cudnn-benchmark off --amp off --blas default --threads 1

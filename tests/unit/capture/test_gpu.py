@@ -72,7 +72,7 @@ def _no_replay_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # -- architecture from compute capability ----------------------------------------------------
 
-# Every row of ../shared/reference/determinism_kb.md (b), "GPU architecture by compute capability".
+# Every row of NVIDIA's compute-capability table (https://developer.nvidia.com/cuda-gpus).
 KB_TABLE = [
     ((3, 0), "Kepler"),
     ((3, 2), "Kepler"),

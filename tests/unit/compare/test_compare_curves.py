@@ -1,5 +1,5 @@
 """What the curves rule out: causes that act from step 0 are set aside when the curves are
-identical at their first step (DESIGN.md, "Verdicts never contradict the numbers")."""
+identical at their first step (docs/design.md, "Verdicts never contradict the numbers")."""
 
 from __future__ import annotations
 

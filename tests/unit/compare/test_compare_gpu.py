@@ -124,7 +124,7 @@ def test_same_deterministic_fingerprints_with_differing_metrics_are_unexplained(
 
 
 def test_cpu_against_gpu_training_on_one_gpu_machine_names_the_device_first():
-    """seeds/001: the same script trained on the CPU and on the GPU of one A100 machine. Nothing
+    """The same script trained on the CPU and on the GPU of one A100 machine. Nothing
     about the machine differs; where each run computed is the cause, and a TF32 flag (which only
     GPU matmuls obey) counts only on the side that computed on the GPU."""
     gpu = edit(seeded(gpu_record("a100"), 0), **TF32_OFF)

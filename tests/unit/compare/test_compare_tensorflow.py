@@ -1,5 +1,6 @@
 """TensorFlow and Keras fields: hashed only where the framework was imported, and ranked by the
-rules of ``compare/rules/tensorflow.py`` the way the seed articles' scenarios need.
+rules of ``compare/rules/tensorflow.py`` the way the usual Keras cases need
+(docs/design.md, "The problem").
 
 Records here are the real CPU capture (tests/fixtures) with the ``tensorflow`` and ``keras``
 sections of a real TensorFlow 2.21 CPU capture added; the real training runs are in
@@ -115,7 +116,7 @@ def test_each_tensorflow_field_moves_only_its_own_hash(field: str, value: Any, g
     assert moved == {group}
 
 
-# -- the seed articles' scenarios ----------------------------------------------------------------
+# -- the usual Keras cases -----------------------------------------------------------------------
 
 
 def test_seeded_against_unseeded_keras_names_the_tensorflow_seed_first() -> None:

@@ -1,4 +1,4 @@
-"""A fingerprint as MLflow tags and params: DESIGN.md's keys, MLflow's limits, no secrets."""
+"""A fingerprint as MLflow tags and params: docs/design.md's keys, MLflow's limits, no secrets."""
 
 from __future__ import annotations
 

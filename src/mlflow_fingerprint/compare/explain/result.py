@@ -1,6 +1,6 @@
 """What ``explain`` found: a frozen record every renderer reads, and its JSON (docs/explain.md).
 
-``Explanation.to_dict()`` is DESIGN.md's contract (metric, at, runs, noise, factors, ruled_out,
+``Explanation.to_dict()`` is docs/design.md's contract (metric, at, runs, noise, factors, ruled_out,
 outliers, missing, separate_by, left_out) with a few additive keys: each factor's verdict, kind,
 effect class, partial omega-squared, degrees of freedom, p-value and metric values per level;
 the noise's fields and degrees of freedom; the replicate groups; the experiment; notes. A number

@@ -1,6 +1,6 @@
 """One rule per fingerprint field or family: what a difference there can do to the numbers.
 
-Effect classes (DESIGN.md, Comparator; ``model/vocabulary.py``):
+Effect classes (docs/design.md, Comparator; ``model/vocabulary.py``):
 
 - ``recipe``: a different training procedure;
 - ``randomness``: a different random stream;

@@ -1,6 +1,6 @@
 """Rules for the recipe a user changes without git: the command line, the entry point, the
 project's imported sources, the decorated function's arguments, the MLflow params each run logged
-(``params.<name>``, added by ``resolve``) and who seeded torch (DESIGN.md, "The recipe").
+(``params.<name>``, added by ``resolve``) and who seeded torch (docs/design.md, "The recipe").
 
 Each explanation names the option, file or param and both values, e.g. ``argument --lr: 0.05 vs
 0.02``, because the user needs to see *which* of their own settings differed.

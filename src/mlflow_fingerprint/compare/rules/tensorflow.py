@@ -5,11 +5,11 @@ tensorflow_info.py``). Where only one run had, ``tensorflow.imported`` (or ``ker
 carries the difference, and every other field of that section is ``none`` here rather than a
 dozen more "causes" (``_both_used``).
 
-The seed articles' scenarios rank as they should: a seeded against an unseeded Keras run names
-``tensorflow.global_seed`` first; op determinism on against off, ``tensorflow.op_determinism``;
-a GPU against a CPU run (article 000), ``tensorflow.gpus``. The claims are TensorFlow's own
-(``compare/citations.py``): most nondeterminism occurs on GPUs, ``TF_CUDNN_DETERMINISTIC`` acts on
-cuDNN only, TF32 exists only from Ampere.
+The usual Keras cases (docs/design.md, "The problem") rank as they should: a seeded against an
+unseeded Keras run names ``tensorflow.global_seed`` first; op determinism on against off,
+``tensorflow.op_determinism``; a GPU against a CPU run, ``tensorflow.gpus``. The claims are
+TensorFlow's own (``compare/citations.py``): most nondeterminism occurs on GPUs,
+``TF_CUDNN_DETERMINISTIC`` acts on cuDNN only, TF32 exists only from Ampere.
 """
 
 from __future__ import annotations
@@ -226,7 +226,7 @@ RULES: tuple[Rule, ...] = (
         "tensorflow.env.TF_CUDNN_DETERMINISTIC",
         "numerics",
         "TF_CUDNN_DETERMINISTIC=1 makes cuDNN convolutions and max-pooling pick deterministic "
-        "algorithms (article 002's fix).",
+        "algorithms.",
         cite.TF_CUDNN_DETERMINISTIC,
         3,
         465,
