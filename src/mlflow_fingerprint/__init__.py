@@ -7,13 +7,12 @@ The public names are imported on first use (PEP 562), so ``import mlflow_fingerp
 from __future__ import annotations
 
 import sys
-from importlib import import_module
 from types import ModuleType
+
+from .lazy import lazy_names
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers know the name
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from .capture import RunInfo, capture
     from .compare import Report, diff
     from .compare.explain import Explanation, explain
@@ -70,22 +69,6 @@ __all__ = [
     "seed_worker",
     "watch",
 ]
-
-
-def lazy_names(module: str, sources: dict[str, str]) -> Callable[[str], object]:
-    """The PEP 562 ``__getattr__`` of a package whose public names (``sources``: name -> the
-    submodule that defines it) are imported on first use; this package's and ``run``'s."""
-    namespace = vars(sys.modules[module])
-
-    def __getattr__(name: str) -> object:
-        source = sources.get(name)
-        if source is None:
-            raise AttributeError(f"module {module!r} has no attribute {name!r}")
-        value = getattr(import_module(source, module), name)
-        namespace[name] = value  # later lookups are plain attribute reads
-        return value
-
-    return __getattr__
 
 
 __getattr__ = lazy_names(__name__, _SOURCES)

@@ -10,7 +10,7 @@ fast.
 
 from __future__ import annotations
 
-from .. import lazy_names
+from ..lazy import lazy_names
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers know the name
 if TYPE_CHECKING:
