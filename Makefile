@@ -64,12 +64,12 @@ $(STAMP): $(CREATED) pyproject.toml $(CONSTRAINTS)
 demo: $(DEMO_STAMP)
 	$(PY) examples/demo.py
 
-# Everything, on $(WORKERS) pytest-xdist workers (a module stays on one worker, and the modules
-# that share a trained sweep or a service share one: tests/support/tiers.py); the ten slowest
-# tests are listed at the end.
+# Everything, on $(WORKERS) pytest-xdist workers, a test module on one worker (`--dist loadfile`:
+# its module fixtures, a trained pair or a server, are built once; xdist's `loadgroup` does not
+# group on pytest 9, which ignores the node id it rewrites); the ten slowest tests at the end.
 WORKERS ?= 2
 test: setup
-	$(PY) -m pytest -n $(WORKERS) --dist loadgroup --durations=10
+	$(PY) -m pytest -n $(WORKERS) --dist loadfile --durations=10
 
 test-fast: setup
 	$(PY) -m pytest tests/unit

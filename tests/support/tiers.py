@@ -47,9 +47,6 @@ ALLOWED = ", ".join(sorted(ALLOWED_PROGRAMS))
 # Imported before the first unit test (a missing one is skipped: torch is an optional extra).
 WARM = ("torch", "torch._dynamo", "mlflow", "mlflow.tracking")
 NAME = "tiers"
-# Session fixtures that train or start several services: the modules that use one run on the same
-# pytest-xdist worker, so each is built once (``make test`` runs the suite on two workers).
-SHARED = ("digits_runs", "cpu_sweep", "team_server")
 
 
 def tier_of(path: Path) -> Tier | None:
@@ -72,21 +69,6 @@ def _program(executable: Any, args: Any) -> str:
     else:
         first = ""
     return Path(first).name
-
-
-def worker_groups(items: list[pytest.Item]) -> dict[str, str]:
-    """The pytest-xdist group of each test module (``--dist loadgroup``): a module stays on one
-    worker (its module fixtures, a trained pair or a server, are built once), and the modules that
-    use the same ``SHARED`` session fixture share a worker."""
-    groups: dict[str, str] = {}
-    for item in items:
-        module = str(item.path)
-        shared = next((f for f in SHARED if f in getattr(item, "fixturenames", ())), None)
-        if shared is not None:
-            groups[module] = shared
-        else:
-            groups.setdefault(module, Path(module).stem)
-    return groups
 
 
 @dataclass
@@ -200,7 +182,6 @@ class TierGuard:
 
     # -- pytest hooks -------------------------------------------------------------------------
 
-    @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         for item in items:
             tier = tier_of(Path(str(item.path)))
@@ -208,10 +189,6 @@ class TierGuard:
                 item.add_marker(pytest.mark.slow)
             elif tier is None:
                 item.add_marker(pytest.mark.tier_missing)
-        for module, group in worker_groups(items).items():
-            for item in items:
-                if str(item.path) == module:
-                    item.add_marker(pytest.mark.xdist_group(group))
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_fixture_setup(self, fixturedef: pytest.FixtureDef[Any]) -> Iterator[None]:
