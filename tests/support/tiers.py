@@ -79,6 +79,7 @@ class Watch:
     found: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
     session_s: float = 0.0  # spent setting up session-wide fixtures: the session's time, not ours
+    ended: float | None = None  # set where the session's own teardown follows (the last test)
 
     def note(self, what: str) -> None:
         if what not in self.found:
@@ -91,7 +92,8 @@ class Watch:
         default the last minute's), so that other people's work on a shared machine does not
         fail a test that takes two seconds alone."""
         if elapsed_s is None:
-            elapsed_s = time.monotonic() - self.started - self.session_s
+            ended = time.monotonic() if self.ended is None else self.ended
+            elapsed_s = ended - self.started - self.session_s
         stretch = max(1.0, machine_load() if load is None else load)
         allowed = self.limit_s * stretch
         if elapsed_s <= allowed:
@@ -218,6 +220,17 @@ class TierGuard:
             watch = Watch(self.limit_s)
             self._watches[item.nodeid] = watch
             self._stack.append(watch)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        """The last test's teardown also ends the session's fixtures (a team server's PostgreSQL,
+        stopped with ``pg_ctl``; with pytest-xdist a unit test is often a worker's last): that is
+        the session's work, neither watched nor timed as the test's."""
+        watch = self._watches.get(item.nodeid)
+        if nextitem is None and watch is not None:
+            watch.ended = time.monotonic()
+            if watch in self._stack:
+                self._stack.remove(watch)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:

@@ -95,6 +95,7 @@ def test_help_imports_neither_torch_nor_mlflow(args: list[str]) -> None:
         "mlflow_fingerprint",
         "mlflow_fingerprint.cli",
         "mlflow_fingerprint.cli.main",
+        "mlflow_fingerprint.lazy",
         "mlflow_fingerprint.version",
     ]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mlflow_fingerprint import layout
-from support.diff_text import assert_setting_ranked_first, verdict
+from support.diff_text import RANKED, assert_setting_ranked_first, verdict
 from support.lanes import Job, Lanes
 from support.paths import EXAMPLES
 from support.records import new_store
@@ -31,7 +31,6 @@ SCENARIOS = {
         {"same_results", "explained"},
     ),
 }
-TOP = re.compile(r"^1\s+(\S+)", re.M)
 SLOWEST_FIRST = ("scenario_world_size.py", "demo.py")
 
 
@@ -80,7 +79,7 @@ def test_tf32_scenario_without_a_gpu_diffs_recorded_gpus(examples: Lanes) -> Non
     out = examples.result("scenario_tf32.py")
     assert out.returncode == 0, out.stderr[-2000:]
     a100, v100 = out.stdout.split("$ fingerprint diff v100")
-    assert TOP.search(a100).group(1) == "numerics.fp32_precision.cuda_matmul"
+    assert RANKED.search(a100).group(1) == "numerics.fp32_precision.cuda_matmul"
     assert "No differences that can change results." in v100
 
 
