@@ -51,15 +51,17 @@ def capture_pair() -> None:
 
 
 def diff_output() -> str:
+    # Relative paths, as a reader types them: the report wraps lines that hold a path, so an
+    # absolute one would make the block depend on where the repository is checked out.
+    paths = [str(p.relative_to(ROOT)) for p in PAIR]
     out = subprocess.run(
-        [sys.executable, "-m", "mlflow_fingerprint.cli", "diff", *map(str, PAIR)],
+        [sys.executable, "-m", "mlflow_fingerprint.cli", "diff", *paths],
         capture_output=True,
         text=True,
         check=False,
         cwd=ROOT,
     )
-    shown = out.stdout.replace(str(ROOT) + "/", "")
-    return f"$ fingerprint diff {' '.join(str(p.relative_to(ROOT)) for p in PAIR)}\n{shown}"
+    return f"$ fingerprint diff {' '.join(paths)}\n{out.stdout}"
 
 
 def block(text: str) -> str:

@@ -87,6 +87,8 @@ def environment(base: Path, uri: str, extra: dict[str, str] | None = None) -> di
             "MLFLOW_FINGERPRINT_SPOOL": str(base / "spool"),
             "TMPDIR": str(base / "tmp"),
             "OMP_NUM_THREADS": "1",
+            # the runs made here to bisect need no description (tests/system/test_run_announce.py)
+            "MLFLOW_FINGERPRINT_DESCRIBE": "0",
         }
     )
     env.update(extra or {})

@@ -122,6 +122,9 @@ class Launch:
         out.update(self.env)
         out["MLFLOW_TRACKING_URI"] = uri
         out[settings.QUIET] = "1"
+        # No detached describer: the command that launched the rerun compares it itself, and a
+        # bisect's many reruns would each leave a process of seconds of CPU behind them.
+        out[settings.DESCRIBE] = "0"
         out[settings.RERUN_OF] = self.recipe.run_id
         out[settings.RERUN_TOKEN] = token
         if self.apply:

@@ -59,6 +59,7 @@ def test_a_job_runs_the_script_in_the_tree_with_the_rerun_s_variables(tree: Path
         settings.APPLY: '{"seeds.requested": 9}',  # stale, from the user's shell
         settings.DISABLE: "1",  # would make the rerun record nothing
         "MLFLOW_RUN_ID": "someone-elses",
+        settings.DESCRIBE: "1",  # a rerun's run leaves no describer behind it
     }
     plan = Plan(apply={"seeds.requested": 5}, options={"lr": "0.2"}, env={"OMP_NUM_THREADS": "1"})
     job = job_for(launch(plan=plan), tree, tree, "sqlite:///x.db", "tok", base)
@@ -73,6 +74,7 @@ def test_a_job_runs_the_script_in_the_tree_with_the_rerun_s_variables(tree: Path
     assert env[settings.STOP_AFTER] == "3"
     assert env[settings.WATCH_STEPS] == "1"
     assert (env[settings.RERUN_OF], env[settings.RERUN_TOKEN]) == ("r1", "tok")
+    assert env[settings.DESCRIBE] == "0"
 
 
 def test_without_forced_settings_no_stale_apply_reaches_the_training(tree: Path) -> None:
