@@ -116,3 +116,17 @@ def test_demo_piped_is_clean_and_leaves_the_report_in_run_b(examples: Lanes) -> 
     assert report.path.endswith(f"_vs_{run_id[:12]}.html")
     assert f"report stored in run {run_id} as {report.path}" in text
     assert "--backend-store-uri sqlite:///mlflow.db --port 5000" in text
+
+
+def test_the_demos_one_change_is_one_numbered_row_on_one_screen(examples: Lanes) -> None:
+    """Issue 29: ``--num-workers 2 --no-seed-workers`` is one user change (workers, and their
+    seeding switched off with them), and its report fits 25 lines of 100 columns."""
+    out = examples.result("demo.py")
+    assert out.returncode == 0, out.stdout[-3000:]
+    reports = re.split(r"^\$ fingerprint diff .*$", out.stdout, flags=re.M)
+    a_vs_b = reports[2].split("\nDone in ")[0].strip("\n")
+    lines = a_vs_b.splitlines()
+    assert len(lines) <= 25, a_vs_b
+    assert max(map(len, lines)) <= 100, a_vs_b
+    assert RANKED.findall(a_vs_b) == ["program.options.num-workers"], a_vs_b
+    assert "↳ program.options.no-seed-workers: false -> true" in a_vs_b

@@ -57,6 +57,13 @@ OPTIONS_KNOWN = ("decorator", "click", "argparse", "hydra")
 UNKNOWN_DEFAULT = unavailable(
     "unknown: not on this run's command line, and its default was not recorded"
 )
+# What a DataLoader's workers are and how they are seeded: meaningless apart (no workers, no
+# worker seeding; ``generator`` also orders the shuffle, but a program sets it with the workers'
+# seeding, as the PyTorch reproducibility notes do).
+WORKER_SETUP = re.compile(
+    r"^(?P<loader>data\.loaders\.\d+)\."
+    r"(num_workers|worker_init_fn|generator|persistent_workers|prefetch_factor)(\.|$)"
+)
 MIN_AFFIX = 4  # ``workers`` names ``num_workers``; ``lr`` names only ``lr``
 
 
@@ -177,6 +184,7 @@ def group(differences: Sequence[Difference]) -> tuple[Difference, ...]:
             taken.update(d.field for d in found)
             groups[head.field] = (found, True)
     _by_elimination(pool, groups, taken)
+    _join_worker_setups(pool, groups, taken)
     out: list[Difference] = []
     for d in pool:
         if d.field in taken:
@@ -228,6 +236,51 @@ def _by_elimination(
         found, by_name = groups.get(head.field, ([], False))
         groups[head.field] = ([*found, *rest], by_name)
         taken.update(d.field for d in rest)
+
+
+def _worker_setup_of(path: str) -> str | None:
+    """The loader whose worker set-up ``path`` is part of (``data.loaders.0``), else None."""
+    found = WORKER_SETUP.match(path)
+    return found.group("loader") if found else None
+
+
+def _starts_workers(option: Difference, groups: dict[str, tuple[list[Difference], bool]]) -> bool:
+    """The option set the worker count: the change the seeding options hang on."""
+    return any(c.field.endswith(".num_workers") for c in groups[option.field][0])
+
+
+def _join_worker_setups(
+    pool: Sequence[Difference],
+    groups: dict[str, tuple[list[Difference], bool]],
+    taken: set[str],
+) -> None:
+    """Options that set only one loader's worker set-up are one change: ``--num-workers 2
+    --no-seed-workers`` starts workers and leaves them unseeded, and their seeding means
+    nothing without them. The option that set the worker count heads the change (else the
+    best-ranked); the others, with what they set, are folded under it. ``--batch-size`` beside
+    ``--num-workers`` stays two changes: the batch size is no part of the workers."""
+    by_loader: dict[str, list[Difference]] = {}
+    for d in pool:
+        consequences, _ = groups.get(d.field, ([], False))
+        if not OPTION.match(d.field) or d.field in taken or not consequences:
+            continue
+        # params and call arguments named like the option echo it; what it set is the rest
+        loaders = {
+            _worker_setup_of(c.field)
+            for c in consequences
+            if not (PARAM.match(c.field) or CALL.match(c.field))
+        }
+        if len(loaders) == 1 and None not in loaders:
+            by_loader.setdefault(str(loaders.pop()), []).append(d)
+    for options in by_loader.values():
+        if len(options) < 2:
+            continue
+        head, *joined = sorted(options, key=lambda d: (not _starts_workers(d, groups), d.rank))
+        found, by_name = groups[head.field]
+        for option in joined:
+            found += [option, *groups.pop(option.field)[0]]
+            taken.add(option.field)
+        groups[head.field] = (found, by_name)
 
 
 def _hedged(d: Difference) -> bool:

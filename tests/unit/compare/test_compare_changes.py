@@ -142,3 +142,63 @@ def test_a_measured_param_heads_an_option_of_unknown_default() -> None:
 )
 def test_an_option_names_the_fields_it_sets(option, field, expected) -> None:
     assert names_match(option, field) is expected
+
+
+def argparse_run(options: dict, loader: dict) -> dict:
+    """A seed-0 CPU run with these command-line options (read with their defaults) and loader."""
+    return edit(
+        seeded(cpu_record(), 0),
+        **{
+            "program.options": options,
+            "program.options_source": "argparse",
+            "data.loaders": [loader],
+        },
+    )
+
+
+SEEDED_LOADER = {
+    "batch_size": 32,
+    "num_workers": 0,
+    "shuffle": True,
+    "worker_init_fn": "mlflow_fingerprint.run.seeding.seed_worker",
+    "generator": {"present": True, "initial_seed": 0},
+    "dataset": {"class": "Augmented", "draws_random": True},
+}
+UNSEEDED_WORKERS = {
+    **SEEDED_LOADER,
+    "num_workers": 2,
+    "worker_init_fn": None,
+    "generator": {"present": False, "initial_seed": None},
+}
+OPTIONS = {"num-workers": 0, "no-seed-workers": False, "batch-size": 32}
+
+
+def test_workers_and_the_seeding_switched_off_with_them_are_one_change() -> None:
+    """The demo's ``--num-workers 2 --no-seed-workers``: one change headed by the worker count,
+    the seeding option and every field the two set folded under it."""
+    a = argparse_run(OPTIONS, SEEDED_LOADER)
+    b = argparse_run({**OPTIONS, "num-workers": 2, "no-seed-workers": True}, UNSEEDED_WORKERS)
+    report = diff(a, b)
+    (change,) = report.effective_differences
+    assert change.field == "program.options.num-workers"
+    folded = [c.field for c in change.consequences]
+    assert {
+        "program.options.no-seed-workers",
+        "data.loaders.0.num_workers",
+        "data.loaders.0.worker_init_fn",
+        "data.loaders.0.generator.present",
+    } <= set(folded), folded
+    text = render(report, "text")
+    assert "\n2  " not in text  # one numbered change
+    assert "↳ program.options.no-seed-workers: false -> true" in text
+
+
+def test_the_batch_size_beside_the_workers_stays_a_change_of_its_own() -> None:
+    """Two options that set the same loader, but not both its workers: two changes."""
+    a = argparse_run(OPTIONS, SEEDED_LOADER)
+    b = argparse_run(
+        {**OPTIONS, "num-workers": 2, "batch-size": 64},
+        {**SEEDED_LOADER, "num_workers": 2, "batch_size": 64},
+    )
+    heads = [d.field for d in diff(a, b).effective_differences]
+    assert sorted(heads) == ["program.options.batch-size", "program.options.num-workers"]
