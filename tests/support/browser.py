@@ -96,6 +96,27 @@ class Page:
             time.sleep(0.5)
         raise TimeoutError(f"page never showed {needles}; it showed: {text[:1500]!r}")
 
+    def click(self, label: str, within: str = "body") -> None:
+        """Click what shows exactly ``label`` inside ``within`` (a CSS selector: ``main`` is the
+        page's content, beside the sidebar, which may name the open experiment too): a link or
+        button first, else the innermost such element, as a person aims at a word; LookupError
+        where nothing does."""
+        found = self.evaluate(
+            f"(() => {{ const label = {json.dumps(label)};"
+            f" const scope = document.querySelector({json.dumps(within)});"
+            " if (!scope) return false;"
+            " const all = Array.from(scope.querySelectorAll('*'))"
+            "   .filter(e => e.textContent.trim() === label);"
+            " const hit = all.find(e => e.matches('a[href], button, [role=button]'))"
+            "   || all.find(e => e.childElementCount === 0);"
+            " if (!hit) return false; hit.click(); return true; })()"
+        )
+        if not found:
+            raise LookupError(f"nothing in {within} shows {label!r}")
+
+    def location(self) -> str:
+        return str(self.evaluate("location.href"))
+
     def screenshot(self, path: Path) -> None:
         data = self.call("Page.captureScreenshot", format="png")["data"]
         path.write_bytes(base64.b64decode(data))

@@ -2,9 +2,10 @@
 store holding two fingerprinted runs and the diff report logged into the second, read by a real
 headless Chromium (Debian's chromium; ``.ci/run`` installs it where missing).
 
-It checks what a person sees: the experiment opens on the training runs table (not MLflow 3's
-GenAI overview), run B's page shows the ``fingerprint.*`` tags, and the report's artifact page
-shows the verdict.
+It checks what a person sees: from MLflow's experiment list, with **Model training** picked in the
+sidebar as the README says, and from the address the product prints, the experiment opens on the
+training runs table (not MLflow 3's GenAI overview, which a click in a new browser opens), run B's
+page shows the ``fingerprint.*`` tags, and the report's artifact page shows the verdict.
 """
 
 from __future__ import annotations
@@ -74,6 +75,27 @@ def test_the_ui_shows_training_runs_fingerprint_tags_and_the_diff_report(
     server.start()
     try:
         with open_page() as page:
+            # As a user meets it: the experiment list, then a click on the experiment's name.
+            # MLflow 3.17 opens it in the view of the sidebar's GenAI | Model training switch
+            # (GenAI in a new browser), whatever the experiment's kind tag says; the README says
+            # to pick Model training, which the browser then remembers.
+            page.goto(f"{server.url}/#/experiments")
+            page.wait_for(EXPERIMENT, "Model training")
+            page.click(EXPERIMENT, within="main")
+            page.wait_for("Token Usage")
+            assert "workflowType=genai" in page.location()
+            page.goto(f"{server.url}/#/experiments")
+            page.wait_for(EXPERIMENT, "Model training")
+            page.click("Model training")
+            page.wait_for("Model registry")  # the sidebar of the training view, drawn again
+            page.click(EXPERIMENT, within="main")
+            table = page.wait_for("2 matching runs", "Run Name")
+            assert "Token Usage" not in table
+            assert f"/experiments/{experiment.experiment_id}/runs" in page.location()
+            assert {"A", "B"} <= set(table.split("\n"))
+
+            # The address the product prints opens the runs table in any browser.
+            page.evaluate("localStorage.clear()")
             page.goto(experiment_url(server.url, experiment.experiment_id))
             table = page.wait_for("2 matching runs", "Run Name")
             assert "Token Usage" not in table, "the GenAI overview, not the runs table"
