@@ -81,7 +81,7 @@ def tiny_module() -> Any:
 
 
 def test_lightning_fit_records_seed_batch_size_and_workers(
-    sqlite_tracking_uri: str, tmp_path: Path
+    sqlite_tracking_uri: str, tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     import lightning.pytorch as pl
     import torch
@@ -121,10 +121,17 @@ def test_lightning_fit_records_seed_batch_size_and_workers(
     assert record["data"]["loaders"][0]["batch_size"] == 8
     assert record["determinism"]["deterministic_algorithms"] is True
     assert record["hashes"]["fingerprint"] == tags[layout.TAG_HASH]
+    # the closing line a decorated run prints: the fit's run, and a command that works now
+    (line,) = [x for x in capfd.readouterr().err.splitlines() if x.startswith("mlflow-fingerp")]
+    assert f"run {logger.run_id} " in line
+    assert f"fingerprint show {logger.run_id}" in line  # the experiment's first run
 
 
 def test_transformers_trainer_records_its_arguments(
-    sqlite_tracking_uri: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sqlite_tracking_uri: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("MLFLOW_EXPERIMENT_NAME", "hf")
@@ -152,6 +159,9 @@ def test_transformers_trainer_records_its_arguments(
     Trainer(model=model, args=args, train_dataset=Rows(), callbacks=[callback]).train()
 
     assert callback.run_id is not None
+    # the closing line a decorated run prints, for the trainer's run
+    (line,) = [x for x in capfd.readouterr().err.splitlines() if x.startswith("mlflow-fingerp")]
+    assert f"run {callback.run_id} " in line
     run = _run(sqlite_tracking_uri, callback.run_id)
     tags = run.data.tags
     assert tags[layout.TAG_SEED] == "11"

@@ -36,7 +36,7 @@ JOB = JOBS / "keras_job.py"
 TIMEOUT_S = 300
 
 
-MODES = ("no-tensorflow", "seed", "audit", "callback", "autolog", "fingerprinted")
+MODES = ("no-tensorflow", "audit-seed", "callback", "autolog", "fingerprinted")
 # script -> (the field the diff must rank first, the verdicts it may reach)
 SCENARIOS = {
     "keras_seed.py": ("tensorflow.global_seed", {"explained"}),
@@ -113,12 +113,12 @@ def test_capture_and_seeding_never_import_tensorflow(processes: Lanes) -> None:
 
 
 def test_seed_everything_seeds_an_imported_tensorflow(processes: Lanes) -> None:
-    result = job(processes, "seed")
+    result = job(processes, "audit-seed")["seed"]
     assert (result["tf_seed"], result["keras_seed"], result["same_draw"]) == (7, 7, True)
 
 
 def test_audit_covers_a_tensorflow_process(processes: Lanes) -> None:
-    result = job(processes, "audit")
+    result = job(processes, "audit-seed")["audit"]
     assert {"tensorflow_seed", "tensorflow_op_determinism"} <= set(result["before"])
     assert not {"tensorflow_seed", "tensorflow_op_determinism", "seeds"} & set(result["after"])
     assert "tf_op_determinism: TensorFlow op determinism is on" in result["passed"]
@@ -150,6 +150,10 @@ def test_callback_records_the_fit_in_a_run_of_its_own(
     result = job(processes, "callback")
     run = _run(uri, result["run_id"])
     assert run.info.status == "FINISHED"
+    # the closing line a decorated run prints, with a command that works now (a first run: show)
+    closing = f"mlflow-fingerprint: run {result['run_id']} "
+    (line,) = [x for x in processes.result("callback").stderr.splitlines() if x.startswith(closing)]
+    assert f"fingerprint show {result['run_id']}" in line
     assert not result["active_after"]  # the run it opened, it ended
     tags, params = run.data.tags, run.data.params
     assert tags[layout.TAG_INTEGRATION] == "keras"

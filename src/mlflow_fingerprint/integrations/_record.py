@@ -116,6 +116,22 @@ def record_into_run(
     return publish.to_run(run_id, uri, items)
 
 
+def announce_end(writer: Any) -> None:
+    """At the end of the trainer's fit, what a decorated run prints and starts at its end: the
+    closing line with the command that shows this run best now, and its description
+    (``run/announce.py``; off with MLFLOW_FINGERPRINT_QUIET=1 / MLFLOW_FINGERPRINT_DESCRIBE=0).
+    Never a failure of the fit: a store that cannot answer only costs the line."""
+    if writer is None:
+        return
+    from ..run.announce import announce
+    from ..run.options import Options
+
+    try:
+        announce(writer, Options())
+    except Exception:  # the run is stored; the line is a courtesy
+        return
+
+
 def watch(writer: Any, model: Any, request: bool | tuple[int, ...]) -> Any:
     """``mfp.watch`` of the trainer's model into the callback's run, as its ``watch=`` asks:
     True the default steps, a tuple those steps; None where it asks for nothing."""

@@ -174,7 +174,8 @@ class FingerprintCallback(keras.callbacks.Callback):
     # -- end ---------------------------------------------------------------------------------
 
     def on_train_end(self, logs: Mapping[str, Any] | None = None) -> None:
-        """Wait (bounded) until MLflow holds what was recorded; end the run if it is ours."""
+        """Wait (bounded) until MLflow holds what was recorded; end the run if it is ours; then
+        the closing line a decorated run prints (``_record.announce_end``)."""
         try:
             if self._writer is not None and not self._writer.flush(self.flush_timeout_s):
                 _warn("MLflow did not store the fit's records in time; they stay in the spool")
@@ -184,3 +185,4 @@ class FingerprintCallback(keras.callbacks.Callback):
 
                 self._owns_run = False
                 mlflow.end_run()
+        _record.announce_end(self._writer)

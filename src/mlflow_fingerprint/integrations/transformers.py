@@ -115,3 +115,4 @@ class FingerprintTrainerCallback(TrainerCallback):
             self.watch.close()
         if self._writer is not None:
             self._writer.flush(self.flush_timeout_s)
+            _record.announce_end(self._writer)
