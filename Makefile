@@ -42,6 +42,8 @@ $(CHOSEN): FORCE
 # The venv, and torch's CPU build from PyTorch's index where that is the build to take and the
 # index answers (without dependencies: the installs below resolve them, under the constraints).
 $(CREATED): $(CHOSEN)
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+		|| { echo "mlflow-fingerprint needs Python 3.11 or newer; $(PYTHON) is $$($(PYTHON) -V 2>&1) (make PYTHON=python3.11 ...)"; exit 2; }
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	@index="$$($(PYTHON) scripts/torch_index.py $(TORCH_BUILD))"; \

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 import sys
+import tomllib
 from importlib import metadata
 from pathlib import Path
 
-import tomllib
 from packaging.requirements import Requirement
 
 PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"

@@ -5,10 +5,10 @@ which listens on a socket, is tests/system/test_setup_probe.py)."""
 from __future__ import annotations
 
 import re
+import tomllib
 from importlib import metadata
 
 import pytest
-import tomllib
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 

@@ -12,7 +12,7 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -141,7 +141,7 @@ def capture(
     ctx = make_context(run, nvml, Path(cwd) if cwd is not None else None)
     timeout = settings().probe_timeout_s if timeout_s is None else timeout_s
     sections = run_probes(ctx, PROBES, timeout)
-    captured_at = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    captured_at = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
     record: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "tool_version": __version__,

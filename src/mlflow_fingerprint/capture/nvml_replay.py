@@ -34,7 +34,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Literal
@@ -327,7 +327,7 @@ def record_readings(nvml: Any = pynvml, recorded_from: str | None = None) -> dic
     The UUIDs are real here: only their digests reach a fingerprint, but a fixture committed to a
     repository should have them replaced by made-up ones.
     """
-    when = datetime.now(timezone.utc).date().isoformat()
+    when = datetime.now(UTC).date().isoformat()
     recording: dict[str, Any] = {"recorded_from": recorded_from or f"real machine, {when}"}
     try:
         nvml.nvmlInit()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from .. import layout
@@ -71,7 +71,7 @@ def _started(run: Any) -> str | None:
     ms = run.info.start_time
     if not ms:
         return None
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat(timespec="seconds")
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="seconds")
 
 
 def all_experiment_ids(mlflow_client: Any) -> list[str]:
