@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 import mlflow_fingerprint as mfp
+from support.gitrepo import committed_repo, git
 
 # Where each public name is defined: what the package re-exported before it was lazy.
 DEFINED_IN = {
@@ -144,3 +146,16 @@ def test_import_mlflow_loads_the_context_provider_alone() -> None:
         "mlflow_fingerprint.run.context_provider",
     ]
     assert out.splitlines()[-1] == str(provider)
+
+
+def test_a_capture_in_a_repository_reads_git_without_gitpython(tmp_path: Path) -> None:
+    """Half a second of GitPython's import was the largest part of a process's first capture:
+    the probe reads HEAD, refs and config from their files and runs git for status and diff."""
+    repo = committed_repo(tmp_path / "repo", {"train.py": "lr = 0.1\n"})
+    (repo / "train.py").write_text("lr = 0.2\n")
+    out = python(
+        "import sys, mlflow_fingerprint as m\n"
+        f"fp = m.capture(cwd={str(repo)!r})\n"
+        "print(fp.get('git.commit'), fp.get('git.dirty'), 'git' in sys.modules)"
+    )
+    assert out == f"{git(repo, 'rev-parse', 'HEAD').strip()} True False"

@@ -1,9 +1,10 @@
-"""The code: commit, branch, dirty state and a digest of the uncommitted diff, via GitPython.
+"""The code: commit, branch, dirty state and a digest of the uncommitted diff.
 
-Two short git processes run side by side (``status`` and ``diff HEAD``), their output read from
-temporary files rather than pipes (``process``); the remote URL loses any credentials before it
-is recorded. The diff text itself is an artifact, not a field: see
-``read_diff``.
+The repository, HEAD and the remotes are read from git's files (``git_files``: no GitPython,
+whose import was half of a process's first capture); ``status`` and ``diff HEAD`` are short git
+processes whose output is read from temporary files rather than pipes (``process``). The remote
+URL loses any credentials before it is recorded. The diff text itself is an artifact, not a
+field: see ``read_diff``.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from typing import Any
 
 from ..model.fingerprint import unavailable
 from ..redact import strip_url_credentials
-from . import process
+from . import git_files, process
 from .context import ProbeContext
+from .git_files import Repo
 from .reading import first_line
 
 GIT_TIMEOUT_S = 5.0
@@ -30,33 +32,23 @@ READ_CHUNK = 1 << 20
 DIGEST_MAX_BYTES = 16 * 1024 * 1024
 
 
-def open_repo(start: Path) -> Any:
+def open_repo(start: Path) -> Repo | None:
     """The repository holding ``start`` (or the running script), or None."""
-    import git
-
     candidates = [start]
     if sys.argv and sys.argv[0] not in ("", "-c", "-m"):
         candidates.append(Path(sys.argv[0]).resolve().parent)
     for path in candidates:
-        try:
-            return git.Repo(path, search_parent_directories=True)
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-            continue
+        repo = git_files.find(path)
+        if repo is not None:
+            return repo
     return None
 
 
-def _remote_url(repo: Any) -> str | None:
-    """origin's (else the first remote's) URL from the config files, credentials removed.
-    ``Remote.urls`` would start ``git remote get-url``; the config holds the same value."""
-    remotes = {r.name: r for r in repo.remotes}
-    remote = remotes.get("origin") or next(iter(remotes.values()), None)
-    if remote is None:
-        return None
-    try:
-        url = remote.config_reader.get("url")
-    except Exception:
-        return None
-    return strip_url_credentials(str(url))
+def _remote_url(repo: Repo) -> str | None:
+    """origin's (else the first remote's) URL from the config file, credentials removed."""
+    urls = git_files.remote_urls(repo)
+    url = urls.get("origin") or next(iter(urls.values()), None)
+    return None if url is None else strip_url_credentials(url)
 
 
 @dataclass(frozen=True)
@@ -71,7 +63,7 @@ class DiffRead:
 
 
 def read_diff(
-    repo: Any, keep_bytes: int, max_bytes: int | None = None, timeout_s: float = GIT_TIMEOUT_S
+    repo: Repo, keep_bytes: int, max_bytes: int | None = None, timeout_s: float = GIT_TIMEOUT_S
 ) -> DiffRead:
     """``git diff HEAD`` of tracked files (staged and unstaged: what makes a tree dirty). git writes
     it to a temporary file (``process``: a DataLoader worker forked meanwhile cannot hold the read
@@ -112,13 +104,13 @@ DIFF_ARGS = ("diff", "HEAD", "--no-color", "--no-ext-diff")
 STATUS_ARGS = ("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=normal")
 
 
-def _start_git(repo: Any, args: tuple[str, ...]) -> process.Started:
+def _start_git(repo: Repo, args: tuple[str, ...]) -> process.Started:
     """git with its output going to temporary files (see ``process``): a DataLoader worker
-    forked meanwhile must not hold the reader up until it exits."""
-    executable = getattr(type(repo.git), "GIT_PYTHON_GIT_EXECUTABLE", None) or "git"
+    forked meanwhile must not hold the reader up until it exits. The git GitPython would run
+    (``GIT_PYTHON_GIT_EXECUTABLE``) where one is named."""
+    executable = os.environ.get("GIT_PYTHON_GIT_EXECUTABLE") or "git"
     env = {**os.environ, "LC_ALL": "C", "LANGUAGE": "C", "GIT_TERMINAL_PROMPT": "0"}
-    where = str(repo.working_tree_dir or repo.git_dir)
-    return process.start([executable, "-C", where, *args], env=env)
+    return process.start([executable, "-C", str(repo.working_tree_dir), *args], env=env)
 
 
 def _finish_git(started: process.Started) -> str:
@@ -129,7 +121,7 @@ def _finish_git(started: process.Started) -> str:
     return out
 
 
-def changed_bytes(repo: Any, porcelain: str) -> int:
+def changed_bytes(repo: Repo, porcelain: str) -> int:
     """The working-tree size of the tracked files that differ from HEAD, from the ``git status``
     already read (the diff itself takes git about a second per 100 MB before its first byte)."""
     root = Path(repo.working_tree_dir)
@@ -165,7 +157,7 @@ def untracked_files(porcelain: str) -> list[str]:
     return sorted(paths)[:MAX_UNTRACKED_LISTED]
 
 
-def _worktree_state(repo: Any, has_commit: bool) -> dict[str, Any]:
+def _worktree_state(repo: Repo, has_commit: bool) -> dict[str, Any]:
     """``git status`` first; the diff is read only where tracked files changed (a clean tree has
     none to hash, so it costs one short process) and their size is under DIGEST_MAX_BYTES."""
     try:
@@ -198,23 +190,22 @@ def _worktree_state(repo: Any, has_commit: bool) -> dict[str, Any]:
 
 def probe(ctx: ProbeContext) -> dict[str, Any]:
     try:
-        import git
-
         repo = open_repo(ctx.cwd)
-    except ImportError:
-        return unavailable("GitPython is not installed")
     except Exception as exc:
         return unavailable(f"git failed: {first_line(exc)}")
     if repo is None:
         return unavailable(f"not a git repository: {ctx.cwd}")
-    with repo:
-        section: dict[str, Any] = {"root": repo.working_tree_dir}
-        try:
-            # Read from the ref files: loading the commit object would start `git cat-file`.
-            section["commit"] = git.SymbolicReference.dereference_recursive(repo, "HEAD")
-        except ValueError:
-            section["commit"] = unavailable("no commits yet")
-        section["branch"] = None if repo.head.is_detached else repo.active_branch.name
-        section.update(_worktree_state(repo, isinstance(section.get("commit"), str)))
+    section: dict[str, Any] = {"root": str(repo.working_tree_dir)}
+    try:
+        head = git_files.head(repo)
+        section["commit"] = head.commit or unavailable("no commits yet")
+        section["branch"] = head.branch
+    except Exception as exc:
+        section["commit"] = unavailable(f"HEAD could not be read: {first_line(exc)}")
+        section["branch"] = unavailable(f"HEAD could not be read: {first_line(exc)}")
+    section.update(_worktree_state(repo, isinstance(section.get("commit"), str)))
+    try:
         section["remote_url"] = _remote_url(repo)
-        return section
+    except Exception as exc:
+        section["remote_url"] = unavailable(f"git config could not be read: {first_line(exc)}")
+    return section

@@ -55,8 +55,9 @@ def _current_diff_digest(root: Path) -> str | None:
     from ..capture.git import open_repo, read_diff
 
     repo = open_repo(root)
-    with repo:
-        diff = read_diff(repo, keep_bytes=0)
+    if repo is None:  # ``root`` is a working tree git itself found: only a race removes it
+        raise UsageError(f"{root} is no longer a git repository")
+    diff = read_diff(repo, keep_bytes=0)
     return diff.sha256[:16] if diff.size and diff.sha256 else None
 
 

@@ -107,8 +107,7 @@ def _git_diff(record: Record, secrets: set[str], cap_bytes: int) -> bytes:
     repo = open_repo(Path(str(get_path(record, "git.root") or ".")))
     if repo is None:
         return b""
-    with repo:
-        diff = read_diff(repo, keep_bytes=cap_bytes + 1, timeout_s=DIFF_READ_S)
+    diff = read_diff(repo, keep_bytes=cap_bytes + 1, timeout_s=DIFF_READ_S)
     reason = f"{diff.size} bytes, over the cap of {cap_bytes}"
     if diff.size <= cap_bytes:
         try:
