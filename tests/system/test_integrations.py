@@ -74,6 +74,9 @@ def tiny_module() -> Any:
             x, y = batch
             return torch.nn.functional.cross_entropy(self.layer(x), y)
 
+        def validation_step(self, batch, _index):
+            return self.training_step(batch, _index)
+
         def configure_optimizers(self):
             return torch.optim.SGD(self.parameters(), lr=0.1)
 
@@ -105,7 +108,9 @@ def test_lightning_fit_records_seed_batch_size_and_workers(
         enable_progress_bar=False,
         enable_model_summary=False,
     )
-    trainer.fit(tiny_module(), loader)
+    module = tiny_module()
+    trainer.fit(module, loader)
+    trainer.validate(module, loader)  # tears the callback down again: no second closing line
 
     assert callback.run_id == logger.run_id
     run = _run(sqlite_tracking_uri, logger.run_id)

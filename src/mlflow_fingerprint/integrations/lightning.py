@@ -132,13 +132,15 @@ class FingerprintCallback(Callback):
         )
 
     def teardown(self, trainer: Any, pl_module: Any, stage: str) -> None:
-        """Wait (bounded) until MLflow holds the fingerprint: the fit is over, the run too; then
-        the closing line a decorated run prints (``_record.announce_end``)."""
+        """Wait (bounded) until MLflow holds the fingerprint: the fit is over, the run too; then,
+        at the end of the fit only (a later ``validate`` or ``test`` tears down again), the
+        closing line a decorated run prints (``_record.announce_end``)."""
         if self.watch is not None:
             self.watch.close()
         if self._writer is not None:
             self._writer.flush(self.flush_timeout_s)
-            _record.announce_end(self._writer)
+            if stage == "fit":
+                _record.announce_end(self._writer)
 
 
 def _mlflow_uri() -> str:
