@@ -124,7 +124,7 @@ def _finish_git(started: process.Started) -> str:
 def changed_bytes(repo: Repo, porcelain: str) -> int:
     """The working-tree size of the tracked files that differ from HEAD, from the ``git status``
     already read (the diff itself takes git about a second per 100 MB before its first byte)."""
-    root = Path(repo.working_tree_dir)
+    root = repo.working_tree_dir
     total = 0
     for entry in porcelain.split("\0"):
         if len(entry) > 3 and entry[2] == " " and not entry.startswith("??"):

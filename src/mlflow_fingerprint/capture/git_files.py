@@ -35,6 +35,12 @@ class Repo:
         return (self.common_dir / "reftable").is_dir()
 
 
+def _path_from(base: Path, text: str) -> Path:
+    """A path a git file holds (``gitdir:``, ``commondir``): absolute, or relative to ``base``."""
+    named = Path(text.strip())
+    return named if named.is_absolute() else Path(os.path.normpath(base / named))
+
+
 def _git_dir_of(dot_git: Path) -> Path | None:
     """The git dir a ``.git`` entry names: itself, or the path in a ``gitdir:`` file."""
     if dot_git.is_dir():
@@ -47,8 +53,7 @@ def _git_dir_of(dot_git: Path) -> Path | None:
         return None
     if not text.startswith("gitdir:"):
         return None
-    target = Path(text[len("gitdir:") :].strip())
-    return target if target.is_absolute() else Path(os.path.normpath(dot_git.parent / target))
+    return _path_from(dot_git.parent, text[len("gitdir:") :])
 
 
 def find(start: Path) -> Repo | None:
@@ -62,8 +67,7 @@ def find(start: Path) -> Repo | None:
         common = git_dir
         link = git_dir / "commondir"
         if link.is_file():
-            named = Path(link.read_text(errors="replace").strip())
-            common = named if named.is_absolute() else Path(os.path.normpath(git_dir / named))
+            common = _path_from(git_dir, link.read_text(errors="replace"))
         return Repo(folder, git_dir, common)
     return None
 
@@ -83,8 +87,12 @@ def _packed(repo: Repo, ref: str) -> str | None:
 
 def resolve(repo: Repo, ref: str) -> str | None:
     """The object id ``ref`` (``refs/heads/main``) names: its loose file (this worktree's, then
-    the shared one), else ``packed-refs``; None where it names nothing yet (no commit on it)."""
+    the shared one), else ``packed-refs``; None where it names nothing yet (no commit on it).
+    A ref outside ``refs/`` (or climbing out with ``..``) is refused, as git refuses it: a
+    crafted HEAD must not make this read a file elsewhere."""
     for _ in range(MAX_REF_DEPTH):
+        if not ref.startswith("refs/") or ".." in ref.split("/"):
+            raise ValueError(f"{ref!r} is not a ref under refs/")
         value = None
         for base in (repo.git_dir, repo.common_dir):
             path = base / ref

@@ -113,7 +113,12 @@ def test_a_folder_that_only_looks_like_a_repository_is_passed_over(tmp_path: Pat
 
 @pytest.mark.parametrize(
     ("head", "message"),
-    [("not a ref\n", "neither a ref nor an object id"), ("ref: refs/heads/x\n", None)],
+    [
+        ("not a ref\n", "neither a ref nor an object id"),
+        ("ref: refs/heads/x\n", None),
+        ("ref: ../../outside\n", "not a ref under refs/"),
+        ("ref: refs/../../outside\n", "not a ref under refs/"),
+    ],
 )
 def test_a_head_git_would_refuse_is_unavailable_never_guessed(
     repo: Path, head: str, message: str | None
