@@ -462,3 +462,16 @@ def test_no_report_or_audit_cites_a_path_outside_the_package():
         for d in report.differences
     )
     assert "../shared" not in json.dumps(audit(cpu_record()).to_dict())
+
+
+def test_an_untracked_list_holding_a_non_path_names_nothing_and_breaks_no_diff():
+    """A damaged record (found by the property test): ``git.untracked_files`` holding a null
+    beside a real entry. The real entry still marks the script untracked; the null is skipped."""
+    from mlflow_fingerprint.compare.rules.program import untracked
+
+    record = edit(cpu_record(), **{"git.untracked_files": [None, 3, "tools/", "x.py"]})
+    assert untracked(record, "x.py")
+    assert untracked(record, "tools/run.py")
+    assert not untracked(record, "y.py")
+    other = edit(record, **{"program.entry.path": "x.py", "program.entry.kind": "script"})
+    assert diff(record, other).differences  # compared, not raised

@@ -87,11 +87,13 @@ def argv(ctx: Context) -> Outcome:
 
 def untracked(record: Mapping[str, Any], path: Any) -> bool:
     """``path`` (relative to the repository root) is among the run's untracked files, or in an
-    untracked directory (``git status`` lists ``dir/``)."""
+    untracked directory (``git status`` lists ``dir/``). A record is input: an entry that is
+    not a path (a damaged or crafted record) names nothing."""
     listed = get_path(record, "git.untracked_files")
     if not isinstance(path, str) or not isinstance(listed, list | tuple):
         return False
-    return any(path == u or (u.endswith("/") and path.startswith(u)) for u in listed)
+    names = [u for u in listed if isinstance(u, str)]
+    return any(path == u or (u.endswith("/") and path.startswith(u)) for u in names)
 
 
 def _tracked(record: Mapping[str, Any]) -> str:
