@@ -69,11 +69,17 @@ demo: $(DEMO_STAMP)
 # Everything, on $(WORKERS) pytest-xdist workers, a test module on one worker (`--dist loadfile`:
 # its module fixtures, a trained pair or a server, are built once; xdist's `loadgroup` does not
 # group on pytest 9, which ignores the node id it rewrites); the ten slowest tests at the end.
+# The package is byte-compiled first: where PYTHONDONTWRITEBYTECODE is set (these machines, CI),
+# Python keeps nothing it compiles on import, and each of the some hundred processes the tests
+# start would compile the package again (pip compiled what it installed; an editable install's
+# sources it does not).
 WORKERS ?= 2
 test: setup
+	$(PY) -m compileall -q -q src
 	$(PY) -m pytest -n $(WORKERS) --dist loadfile --durations=10
 
 test-fast: setup
+	$(PY) -m compileall -q -q src
 	$(PY) -m pytest tests/unit
 
 lint: setup

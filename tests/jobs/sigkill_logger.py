@@ -1,6 +1,7 @@
 """Target of the SIGKILL durability test: ``python sigkill_logger.py URI SPOOL OUT N SEED``.
 
-Imports once, then for each of N trainings forks a child that opens a run's writer (as the
+Imports once (MLflow and the writer's client too, as a training has by the time its run starts:
+a child that imported them itself would take seconds before its first value), then for each of N trainings forks a child that opens a run's writer (as the
 decorator does), stays quiet for a while (capture, data loading), then logs one value every
 10 ms; the parent SIGKILLs it at a random moment of that logging. Four children run at a time.
 
@@ -20,6 +21,7 @@ import time
 from pathlib import Path
 
 from mlflow_fingerprint import layout
+from mlflow_fingerprint.tracking import client as _mlflow_io  # noqa: F401  (imports MLflow)
 from mlflow_fingerprint.tracking.events import CreateRun
 from mlflow_fingerprint.tracking.spool import Spool
 from mlflow_fingerprint.tracking.uploader import RunWriter, now_ms
