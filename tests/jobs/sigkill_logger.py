@@ -1,9 +1,10 @@
 """Target of the SIGKILL durability test: ``python sigkill_logger.py URI SPOOL OUT N SEED``.
 
 Imports once (MLflow and the writer's client too, as a training has by the time its run starts:
-a child that imported them itself would take seconds before its first value), then for each of N trainings forks a child that opens a run's writer (as the
-decorator does), stays quiet for a while (capture, data loading), then logs one value every
-10 ms; the parent SIGKILLs it at a random moment of that logging. Four children run at a time.
+a child that imported them itself would take seconds before its first value), then for each of N
+trainings forks a child that opens a run's writer (as the decorator does), stays quiet for a
+while (capture, data loading), then logs one value every 10 ms; the parent SIGKILLs it at a
+random moment of that logging. Four children run at a time.
 
 The ground truth a test needs survives the kill: before each ``log_metrics`` call the child
 writes ``step time`` to ``OUT/child-K.log`` with one unbuffered ``os.write`` (the page cache
