@@ -32,8 +32,11 @@ def _numpy_state_digest(numpy: Any) -> str:
 def rng_state_digests(torch: Any = None) -> dict[str, Any]:
     """Digests of every global RNG's full state; CUDA's only if CUDA is already initialised."""
     digests: dict[str, Any] = {"python": safe(lambda: _sha(repr(random.getstate()).encode()))}
+    # numpy's global generator exists once ``numpy.random`` is imported (numpy 2 imports it on
+    # first use); before that the program has drawn nothing from it, and importing it here, 80 ms,
+    # was the slowest part of a process's first capture. Read as where numpy is not imported.
     numpy = sys.modules.get("numpy")
-    if numpy is not None:
+    if numpy is not None and "numpy.random" in sys.modules:
         digests["numpy"] = safe(lambda: _numpy_state_digest(numpy))
     if torch is not None:
         digests["torch_cpu"] = safe(lambda: _sha(torch.get_rng_state().numpy().tobytes()))
