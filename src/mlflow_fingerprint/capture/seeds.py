@@ -33,8 +33,8 @@ def rng_state_digests(torch: Any = None) -> dict[str, Any]:
     """Digests of every global RNG's full state; CUDA's only if CUDA is already initialised."""
     digests: dict[str, Any] = {"python": safe(lambda: _sha(repr(random.getstate()).encode()))}
     # numpy's global generator exists once ``numpy.random`` is imported (numpy 2 imports it on
-    # first use); before that the program has drawn nothing from it, and importing it here, 80 ms,
-    # was the slowest part of a process's first capture. Read as where numpy is not imported.
+    # first use); before that the program has drawn nothing from it, and importing it here took
+    # up to 80 ms of this probe's first call. Read as where numpy is not imported.
     numpy = sys.modules.get("numpy")
     if numpy is not None and "numpy.random" in sys.modules:
         digests["numpy"] = safe(lambda: _numpy_state_digest(numpy))

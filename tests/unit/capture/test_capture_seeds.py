@@ -23,7 +23,7 @@ def test_a_program_that_never_imported_numpy_random_is_not_made_to(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """numpy imported without ``numpy.random`` (numpy 2 loads it on first use): nothing was drawn
-    from its generator, and reading it would import it (80 ms of a first capture)."""
+    from its generator, and reading it would import it (up to 80 ms of the probe's first call)."""
     monkeypatch.delitem(sys.modules, "numpy.random")
     digests = rng_state_digests()
     assert "numpy" not in digests
