@@ -143,15 +143,19 @@ def _torchrun(
             cwd=ROOT,
         )
         assert done.returncode == 0, done.stderr[-4000:]
-    line = [x for x in done.stdout.splitlines() if x.startswith("{")][-1]
-    return {**json.loads(line), "stderr": done.stderr}
+    line = [x for x in done.stdout.splitlines() if x.startswith('{"run_id"')][-1]
+    return {**json.loads(line), "stdout": done.stdout, "stderr": done.stderr}
 
 
 def test_two_rank_torchrun_job_is_one_run_holding_both_ranks(mlflow_server: str) -> None:
     from mlflow import MlflowClient
 
     client = MlflowClient(mlflow_server)
-    job = _torchrun(mlflow_server, "--experiment", "ddp-two", "--metrics", "per_rank")
+    job = _torchrun(
+        mlflow_server, "--experiment", "ddp-two", "--metrics", "per_rank", "--report-at-exit"
+    )
+    # Each rank's side group was freed before the teardown, without the cyclic collector.
+    assert _side_groups_at_exit(job["stdout"]) == [0, 0]
     runs = client.search_runs(
         [client.get_experiment_by_name("ddp-two").experiment_id], max_results=10
     )
@@ -176,7 +180,16 @@ def test_two_rank_torchrun_job_is_one_run_holding_both_ranks(mlflow_server: str)
 def test_heterogeneous_job_warns_and_says_so_in_its_tags(mlflow_server: str) -> None:
     from mlflow import MlflowClient
 
-    job = _torchrun(mlflow_server, "--experiment", "ddp-hetero", "--hetero", "--metrics", "mean")
+    job = _torchrun(
+        mlflow_server,
+        "--experiment",
+        "ddp-hetero",
+        "--hetero",
+        "--metrics",
+        "mean",
+        "--report-at-exit",
+    )
+    assert _side_groups_at_exit(job["stdout"]) == [0, 0]
     assert "HeterogeneousJobWarning" in job["stderr"]
     assert "numerics flag sets" in job["stderr"]
     run = MlflowClient(mlflow_server).get_run(job["run_id"])
@@ -185,6 +198,13 @@ def test_heterogeneous_job_warns_and_says_so_in_its_tags(mlflow_server: str) -> 
     tags = run.data.tags
     assert tags[layout.TAG_DISTRIBUTED_HETEROGENEOUS] == "true"
     assert tags[layout.distinct_tag("numerics")] == "2"
+
+
+def _side_groups_at_exit(stdout: str) -> list[int]:
+    """Each rank's ``--report-at-exit`` count (the ranks share torchrun's stdout)."""
+    found = re.findall(r'\{"side_groups_at_exit": (\d+)\}', stdout)
+    assert len(found) == 2, stdout
+    return [int(n) for n in found]
 
 
 def _ranks_job(*flags: str) -> subprocess.CompletedProcess[str]:

@@ -341,8 +341,11 @@ class FingerprintRun:
             if prep is not None:
                 prep.undo()
             self._current.close()
-            # the side group goes with the user's destroy_process_group(), not with this object
-            self._job = None
+            # The side group goes with the user's destroy_process_group(), not with this object.
+            # Nothing here may hold it after the run: this object is in reference cycles (the
+            # sinks hold its bound methods), freed by the cyclic GC only, maybe in the
+            # interpreter's teardown, where freeing a gloo group aborts the finished process.
+            self._job = self._stopping = self._first_metric = None
             if job is not None and job.follower_writer is not None:
                 job.follower_writer.close(self.options.flush_timeout_s)
             if rec is not None:
