@@ -21,7 +21,9 @@ The hierarchy, and what a caller does with each::
     ├── Unreachable               the store did not answer (or answered 5xx): keep and retry later
     │   ├── Unauthorized          401/403: the credentials were refused; keep and retry with others
     │   └── Busy                  a sqlite file another process is writing: retry within seconds
-    └── Rejected                  the store answered and refused: retrying cannot help
+    ├── Rejected                  the store answered and refused: retrying cannot help
+    └── StoreError                a tracking server's error answer (or none) to a read made
+                                  without MLflow, with MLflow's error code, as its client raises
     BaseException
     ├── TrainingStopped           MLFLOW_FINGERPRINT_STOP_AFTER was reached: unwinds train() past
     │                             a user's ``except Exception``; the run ends FINISHED
@@ -124,6 +126,16 @@ class Busy(Unreachable):
 
 class Rejected(Exception):
     """The store answered and refused the request: retrying cannot help."""
+
+
+class StoreError(Exception):
+    """What ``MlflowClient`` would have raised for a read that ``tracking/rest.py`` made without
+    it: the server's ``CODE: message`` (or why no answer came), and the code
+    (``RESOURCE_DOES_NOT_EXIST``...; empty where the server never answered)."""
+
+    def __init__(self, message: str, error_code: str) -> None:
+        super().__init__(message)
+        self.error_code = error_code
 
 
 class FingerprintWarning(UserWarning):

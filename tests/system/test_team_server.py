@@ -271,6 +271,12 @@ def test_direct_s3_upload_when_the_server_does_not_proxy_artifacts(
         )
         assert key in team_s3.list_keys("direct/")
         assert exactly_once_problems(client, run.info.run_id, {"loss": logged}) == []
+        # The command line reads the run through the REST API, and its fingerprint from S3
+        # through MLflow's repository, with the same credentials and endpoint.
+        shown = cli("show", run.info.run_id, "--format", "json")
+        assert shown.returncode == 0, shown.stderr
+        record = json.loads(shown.stdout)
+        assert record["hashes"]["fingerprint"] == run.data.tags[layout.TAG_HASH]
     finally:
         mlflow.set_tracking_uri(None)
         server.close()

@@ -78,7 +78,7 @@ def compare_metrics(
     from .metrics import compare
 
     uri = a.tracking_uri or tracking.effective_uri(None)
-    mlflow_client = tracking.client(uri)
+    mlflow_client = tracking.reader(uri)
     results: list[MetricComparison] = []
     logged_a, logged_b = {}, {}
     for name in names:  # one metric's two histories in memory at a time

@@ -101,7 +101,7 @@ def find(
     if not value:
         raise ResolveError(f"{found.ref.ref} has no {same} hash to search for")
     uri = tracking.effective_uri(tracking_uri)
-    mlflow_client = tracking.client(uri)
+    mlflow_client = tracking.reader(uri)
     with tracking.store_errors(uri):
         ids = (
             [find_experiment_id(mlflow_client, experiment, uri)]

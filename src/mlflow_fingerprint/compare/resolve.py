@@ -161,7 +161,7 @@ def from_run(
     ref: str, tracking_uri: str | None, experiment: str | None, label: str = "run"
 ) -> Resolved:
     uri = tracking.effective_uri(tracking_uri)
-    mlflow_client = tracking.client(uri)
+    mlflow_client = tracking.reader(uri)
     run_id = run_id_of(ref)
     if run_id is not None:
         with tracking.store_errors(
@@ -218,7 +218,7 @@ def previous_run_id(ref: str, tracking_uri: str | None, experiment: str | None) 
     if looks_like_file(ref) and not ref.startswith("runs:/"):
         raise ResolveError(f"{ref} is a file; give a second run or file to compare it with")
     uri = tracking.effective_uri(tracking_uri)
-    mlflow_client = tracking.client(uri)
+    mlflow_client = tracking.reader(uri)
     run_id = run_id_of(ref)
     if run_id is not None:
         missing = f"no run with id {run_id} in {tracking.shown(uri)}"

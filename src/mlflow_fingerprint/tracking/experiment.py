@@ -29,6 +29,7 @@ from urllib.parse import unquote, urlparse
 
 from .. import layout
 from .history import read_store
+from .rest import proxied_root
 from .store import sqlite_file, store_errors
 
 T = TypeVar("T")
@@ -147,9 +148,14 @@ def pooled(fn: Callable[[T], R], items: Iterable[T], threads: int = READ_THREADS
 
 
 def read_artifacts(
-    runs: Sequence[StoredRun], tracking_uri: str, path: str = layout.FINGERPRINT_ARTIFACT
+    runs: Sequence[StoredRun],
+    tracking_uri: str,
+    path: str = layout.FINGERPRINT_ARTIFACT,
+    reader: Any = None,
 ) -> dict[str, bytes | None]:
-    """Each run's artifact ``path`` (None where the run has none), by run id."""
+    """Each run's artifact ``path`` (None where the run has none), by run id. A ``rest.Reader``
+    reads those its server serves (``mlflow-artifacts:``) without MLflow's repositories."""
+    served = getattr(reader, "artifact_file", None)
     out: dict[str, bytes | None] = {}
     remote: list[StoredRun] = []
     for run in runs:
@@ -161,7 +167,13 @@ def read_artifacts(
     if remote:
         with store_errors(tracking_uri), tempfile.TemporaryDirectory(prefix="mfp-") as tmp:
             folder = Path(tmp)
-            found = pooled(lambda r: _download(r.artifact_uri, path, tracking_uri, folder), remote)
+
+            def fetch(run: StoredRun) -> bytes | None:
+                if served is not None and proxied_root(run.artifact_uri) is not None:
+                    return served(run.artifact_uri, path)
+                return _download(run.artifact_uri, path, tracking_uri, folder)
+
+            found = pooled(fetch, remote)
         out.update(zip((r.run_id for r in remote), found, strict=True))
     return out
 

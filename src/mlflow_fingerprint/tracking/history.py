@@ -70,12 +70,18 @@ def read_sqlite(path: Path, run_id: str, keys: Iterable[str]) -> dict[str, Histo
 
 
 def _store_pages(mlflow_client: Any, run_id: str, key: str) -> Iterator[np.ndarray]:
-    store = mlflow_client._tracking_client.store  # the paged API lives on the store only
+    paged = getattr(mlflow_client, "metric_history_page", None)  # a ``rest.Reader``
+    if paged is None:
+        store = mlflow_client._tracking_client.store  # the paged API lives on the store only
+
+        def paged(run_id: str, key: str, max_results: int, page_token: str | None) -> Any:
+            return store.get_metric_history(
+                run_id=run_id, metric_key=key, max_results=max_results, page_token=page_token
+            )
+
     token = None
     while True:
-        page = store.get_metric_history(
-            run_id=run_id, metric_key=key, max_results=PAGE_SIZE, page_token=token
-        )
+        page = paged(run_id, key, PAGE_SIZE, token)
         rows = ((m.step, m.value, 0, m.timestamp) for m in page)
         yield np.fromiter(rows, dtype=ROW, count=len(page))
         if not page.token or page.token == token:

@@ -1,11 +1,13 @@
 """The comparator's only door to MLflow: a client, and store failures turned into one line.
 
-mlflow is imported here, lazily, so diffing two fingerprint files never pays for it.
+mlflow is imported here, lazily, so diffing two fingerprint files never pays for it; the read-only
+commands read a tracking server through its REST API without it (:func:`reader`, ``rest.py``).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,9 +35,13 @@ def shown(uri: str) -> str:
 
 
 def effective_uri(tracking_uri: str | None) -> str:
-    """The URI MLflow will use: the given one, else $MLFLOW_TRACKING_URI, else its default."""
+    """The URI MLflow will use: the given one, else $MLFLOW_TRACKING_URI, else its default.
+    MLflow is asked only where it is imported (``mlflow.set_tracking_uri`` may have been
+    called) or for its default: a command given a server needs no MLflow (``rest.py``)."""
     if tracking_uri:
         return tracking_uri
+    if "mlflow" not in sys.modules and os.environ.get("MLFLOW_TRACKING_URI"):
+        return os.environ["MLFLOW_TRACKING_URI"]
     import mlflow
 
     return str(mlflow.get_tracking_uri())
@@ -60,6 +66,18 @@ def client(tracking_uri: str | None) -> Any:
         if _cli_mode and path is None and "://" in uri and not uri.startswith(("http", "file")):
             _fail_fast_database()
         return MlflowClient(tracking_uri=ready(for_mlflow(uri)))
+
+
+def reader(tracking_uri: str | None) -> Any:
+    """What the read-only commands read a store with: on an http(s) server, MLflow's REST API
+    without importing MLflow (``rest.Reader``), unless a setting only MLflow's client applies is
+    in force; otherwise :func:`client`. It answers the reads ``MlflowClient`` answers here."""
+    uri = effective_uri(tracking_uri)
+    from . import rest
+
+    if "mlflow" not in sys.modules and rest.serves(uri):
+        return rest.Reader(uri)
+    return client(uri)
 
 
 def _fail_fast_database() -> None:

@@ -10,7 +10,7 @@ share, else the metric most runs logged.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -125,7 +125,7 @@ def explain(
     ``ResolveError`` when the store does not answer."""
     step = _at(at)
     uri = tracking.effective_uri(tracking_uri)
-    mlflow_client = tracking.client(uri)
+    mlflow_client = tracking.reader(uri)
     experiment_id = find_experiment_id(mlflow_client, experiment, uri)
     runs = _search(mlflow_client, uri, experiment_id, filter_string or "")
     where = f" matching --filter {filter_string!r}" if filter_string else ""
@@ -166,8 +166,9 @@ def explain(
             f"explain needs at least {MIN_RUNS} runs with {metric}: experiment {experiment!r} "
             f"has {len(used)}{where}" + (f" ({_left_summary(left)} left out)" if left else "")
         )
+    data = reads.read_artifacts(used, uri, reader=mlflow_client)
     return _explained(
-        experiment, experiment_id, metric, step, used, np.array(y), left, notes, uri, tracking_uri
+        experiment, experiment_id, metric, step, used, data, np.array(y), left, notes, tracking_uri
     )
 
 
@@ -202,13 +203,12 @@ def _explained(
     metric: str,
     step: str | int,
     used: Sequence[reads.StoredRun],
+    data: Mapping[str, bytes | None],
     y: np.ndarray,
     left: list[LeftOut],
     notes: list[str],
-    uri: str,
     tracking_uri: str | None,
 ) -> Explanation:
-    data = reads.read_artifacts(used, uri)
     rows, partial = [], {}
     for run in used:
         row, why = _record(run, data[run.run_id])
@@ -243,7 +243,7 @@ def _explained(
                 float(np.std(y[members], ddof=1)),
             )
         )
-    suffix = f" --tracking-uri {tracking.shown(uri)}" if tracking_uri else ""
+    suffix = f" --tracking-uri {tracking.shown(tracking_uri)}" if tracking_uri else ""
     outliers = tuple(
         Outlier(
             used[o.run].run_id,
