@@ -26,7 +26,7 @@ CREATED    := $(VENV)/.created
 DEMO_STAMP := $(VENV)/.installed-demo
 STAMP      := $(VENV)/.installed-dev
 
-.PHONY: setup setup-demo demo test test-fast lint format bench clean FORCE
+.PHONY: setup setup-demo demo test test-fast compiled lint format bench clean FORCE
 
 setup: $(STAMP)
 
@@ -74,13 +74,14 @@ demo: $(DEMO_STAMP)
 # start would compile the package again (pip compiled what it installed; an editable install's
 # sources it does not).
 WORKERS ?= 2
-test: setup
-	$(PY) -m compileall -q -q src
+test: compiled
 	$(PY) -m pytest -n $(WORKERS) --dist loadfile --durations=10
 
-test-fast: setup
-	$(PY) -m compileall -q -q src
+test-fast: compiled
 	$(PY) -m pytest tests/unit
+
+compiled: setup
+	$(PY) -m compileall -q -q src
 
 lint: setup
 	$(VENV)/bin/ruff check src tests benchmarks examples scripts

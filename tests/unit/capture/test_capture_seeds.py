@@ -11,12 +11,16 @@ from mlflow_fingerprint.capture.seeds import rng_state_digests
 
 
 def test_numpy_s_generator_is_read_once_numpy_random_is_imported() -> None:
-    before = rng_state_digests()["numpy"]
-    np.random.random()
-    after = rng_state_digests()["numpy"]
-    assert before != after  # a draw moves the digest
-    np.random.seed(3)
-    assert rng_state_digests()["numpy"] == rng_state_digests()["numpy"]
+    kept = np.random.get_state()  # the session's generator, given back as it was
+    try:
+        before = rng_state_digests()["numpy"]
+        np.random.random()
+        after = rng_state_digests()["numpy"]
+        assert before != after  # a draw moves the digest
+        np.random.seed(3)
+        assert rng_state_digests()["numpy"] == rng_state_digests()["numpy"]
+    finally:
+        np.random.set_state(kept)
 
 
 def test_a_program_that_never_imported_numpy_random_is_not_made_to(

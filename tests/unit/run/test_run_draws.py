@@ -6,6 +6,7 @@ with the CPU-only torch these machines have."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -81,6 +82,16 @@ def states() -> tuple[bytes, bytes, tuple]:
     )
 
 
+@pytest.fixture
+def session_generators() -> Iterator[None]:
+    """The session's global generators, given back as they were after the test seeds them."""
+    kept = (torch.get_rng_state(), np.random.get_state(), random.getstate())
+    yield
+    torch.set_rng_state(kept[0])
+    np.random.set_state(kept[1])
+    random.setstate(kept[2])
+
+
 @pytest.mark.parametrize(
     ("transform", "expected"),
     [
@@ -93,6 +104,7 @@ def states() -> tuple[bytes, bytes, tuple]:
     ],
     ids=["kornia", "hand-written", "numpy", "own-generator", "deterministic", "plain"],
 )
+@pytest.mark.usefixtures("session_generators")
 def test_fetching_one_item_tells_and_puts_every_state_back(transform, expected) -> None:
     dataset = Images(transform())
     loader = DataLoader(dataset, batch_size=4, shuffle=True)
