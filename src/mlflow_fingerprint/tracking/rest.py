@@ -21,6 +21,7 @@ import os
 import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -54,9 +55,16 @@ def serves(uri: str) -> bool:
         _numbers()
     except ValueError:
         return False
+    return not _header_plugins()
+
+
+@cache
+def _header_plugins() -> bool:
+    """Whether a package plugs request headers into MLflow's client: looked up once, since a
+    command asks for each run it reads (about 10 ms a scan of the installed packages)."""
     from importlib.metadata import entry_points
 
-    return not entry_points(group=HEADER_PLUGINS)
+    return bool(entry_points(group=HEADER_PLUGINS))
 
 
 # -- what MlflowClient returns, as far as the readers use it ---------------------------------
