@@ -169,9 +169,15 @@ def read_artifacts(
             folder = Path(tmp)
 
             def fetch(run: StoredRun) -> bytes | None:
-                if served is not None and proxied_root(run.artifact_uri) is not None:
-                    return served(run.artifact_uri, path)
-                return _download(run.artifact_uri, path, tracking_uri, folder)
+                root = proxied_root(run.artifact_uri) if served is not None else None
+                if root is None:
+                    return _download(run.artifact_uri, path, tracking_uri, folder)
+                try:
+                    return served(root, path)
+                except Exception as exc:
+                    if _missing(exc):  # the one rule for an absent file, as in _download
+                        return None
+                    raise
 
             found = pooled(fetch, remote)
         out.update(zip((r.run_id for r in remote), found, strict=True))

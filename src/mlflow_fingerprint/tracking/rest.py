@@ -37,8 +37,6 @@ RETRY_CODES = frozenset({408, 429, 500, 502, 503, 504})
 # Settings only MLflow's client applies (an auth plugin, SigV4, a workspace header).
 MLFLOW_ONLY = ("MLFLOW_TRACKING_AUTH", "MLFLOW_TRACKING_AWS_SIGV4", "MLFLOW_WORKSPACE")
 HEADER_PLUGINS = "mlflow.request_header_provider"
-# What a server answers for a file or run that is not there (a proxy may answer a bare 404).
-NOT_FOUND = frozenset({"RESOURCE_DOES_NOT_EXIST", "NOT_FOUND", "404"})
 CREDENTIALS_FILE = Path("~/.mlflow/credentials")
 
 
@@ -363,18 +361,10 @@ class Reader:
                 out.write(chunk)
         return str(local)
 
-    def artifact_file(self, artifact_uri: str, path: str) -> bytes | None:
-        """File ``path`` of a run's artifacts served by this server (:func:`proxied_root` not
-        None); None where the server says there is no such file."""
-        root = proxied_root(artifact_uri)
-        if root is None:
-            raise ValueError(f"{artifact_uri} is not served by {self.uri}")
-        try:
-            return bytes(self._file(root, path).content)
-        except StoreError as exc:
-            if exc.error_code in NOT_FOUND:
-                return None
-            raise
+    def artifact_file(self, root: str, path: str) -> bytes:
+        """File ``path`` of the run artifacts at ``root`` under this server's proxy
+        (:func:`proxied_root`); a missing file raises as any error answer does."""
+        return bytes(self._file(root, path).content)
 
     def _file(self, root: str, path: str) -> Any:
         remote = posixpath.normpath(posixpath.join(root, path))
@@ -393,11 +383,15 @@ def proxied_root(artifact_uri: str) -> str | None:
     return parts.path.strip("/")
 
 
-def _body(response: Any, path: str) -> dict[str, Any]:
+def _json(response: Any) -> Any:
     try:
-        found = response.json()
+        return response.json()
     except ValueError:
-        found = None
+        return None
+
+
+def _body(response: Any, path: str) -> dict[str, Any]:
+    found = _json(response)
     if not isinstance(found, dict):
         raise StoreError(
             f"API request to endpoint {path} was successful but the response body was not in a "
@@ -409,10 +403,7 @@ def _body(response: Any, path: str) -> dict[str, Any]:
 
 def _error(response: Any, path: str) -> StoreError:
     """A server's error answer as MLflow's client words it: ``CODE: message``."""
-    try:
-        found = response.json()
-    except ValueError:
-        found = None
+    found = _json(response)
     if isinstance(found, dict) and (found.get("error_code") or found.get("message")):
         code = str(found.get("error_code") or "INTERNAL_ERROR")
         return StoreError(f"{code}: {found.get('message', found)}", code)
