@@ -19,8 +19,8 @@ import threading
 from types import ModuleType
 
 _first_import = threading.Lock()
-# Set when this package ran torch's first import: the program itself never imported torch, so
-# nothing it does draws from torch's generators (a Keras program whose capture read torch).
+# Set when this package ran torch's first import: the program itself had not imported torch (nor
+# TensorFlow: see ``program_torch``), so nothing it did so far drew from torch's generators.
 _imported_here = threading.Event()
 
 
@@ -47,6 +47,25 @@ def load_torch() -> tuple[ModuleType | None, str | None]:
     if not _ready(torch) or not hasattr(torch, "Tensor"):
         return None, "torch is still being imported by another thread"
     return torch, None
+
+
+# Frameworks whose programs train without torch: where the program imported one of them and not
+# torch, its capture and seeding leave torch unimported.
+OTHER_FRAMEWORKS = ("tensorflow", "keras")
+
+
+def program_torch() -> tuple[ModuleType | None, str | None]:
+    """torch for reading and seeding the program's state: ``load_torch()``, except in a program
+    that imported TensorFlow or Keras and not torch (Keras on the torch backend imports torch).
+    Nothing such a program computes draws from torch, and importing it would cost the training
+    seconds and hundreds of megabytes; the record says why torch was not read (its version is in
+    the ``packages`` section). Explicit torch helpers (``dataloader_generator``) use
+    ``load_torch``."""
+    if "torch" not in sys.modules:
+        other = next((name for name in OTHER_FRAMEWORKS if name in sys.modules), None)
+        if other is not None:
+            return None, f"not read: the program imported {other}, not torch"
+    return load_torch()
 
 
 def imported_by_program() -> bool | None:

@@ -7,6 +7,7 @@ Modes:
 - ``callback``: fit with ``FingerprintCallback`` and no active run (it opens its own);
 - ``autolog``: the same under ``mlflow.keras.autolog()``, which opens the run;
 - ``fingerprinted``: a ``fingerprinted`` function that calls ``fit`` (with the callback inside);
+- both fit modes report whether torch was imported by the end (no: the program never did);
 - ``seed``: ``seed_everything`` in a process that imported TensorFlow;
 - ``audit``: ``audit()`` of a process that imported TensorFlow, before and after fixing it.
 
@@ -79,6 +80,7 @@ def callback(autolog: bool = False) -> dict[str, Any]:
         "batch_size": BATCH_SIZE,
         "active_after": mlflow.active_run() is not None,
         "mlflow_logs_metrics": cb.fit.mlflow_logs_metrics if cb.fit else None,
+        "torch_loaded": "torch" in sys.modules,
     }
 
 
@@ -96,7 +98,12 @@ def fingerprinted() -> dict[str, Any]:
 
     keras.backend.clear_session()  # keras imported before the run starts: seeded by the wrapper
     batches = train()
-    return {"run_id": cb.run_id, "batches": batches, "epochs": EPOCHS}
+    return {
+        "run_id": cb.run_id,
+        "batches": batches,
+        "epochs": EPOCHS,
+        "torch_loaded": "torch" in sys.modules,
+    }
 
 
 def seed() -> dict[str, Any]:

@@ -155,6 +155,7 @@ def test_callback_records_the_fit_in_a_run_of_its_own(
     (line,) = [x for x in processes.result("callback").stderr.splitlines() if x.startswith(closing)]
     assert f"fingerprint show {result['run_id']}" in line
     assert not result["active_after"]  # the run it opened, it ended
+    assert result["torch_loaded"] is False  # the callback's captures never imported torch
     tags, params = run.data.tags, run.data.params
     assert tags[layout.TAG_INTEGRATION] == "keras"
     assert tags[layout.TAG_TENSORFLOW] == "2.21.0"
@@ -210,6 +211,13 @@ def test_fingerprinted_function_that_calls_fit(
     assert record["keras"]["global_seed"] == 5  # and Keras, on the training thread
     assert record["seeds"]["requested"] == 5
     assert run.data.tags[layout.TAG_TENSORFLOW] == "2.21.0"
+    # A Keras program that never imported torch: neither the captures nor the seeding did
+    # (seconds and hundreds of MB in the training's process); the record says why.
+    assert result["torch_loaded"] is False
+    assert record["torch"] == {
+        "unavailable": "not read: the program imported tensorflow, not torch"
+    }
+    assert record["seeds"]["torch_imported_by_program"] is None
     batches = result["batches"] * result["epochs"]
     assert len(_history(uri, result["run_id"], "batch_loss")) == batches
 

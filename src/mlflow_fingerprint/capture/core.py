@@ -19,7 +19,7 @@ from typing import Any
 from ..model.fingerprint import SCHEMA_VERSION, Fingerprint, unavailable
 from ..model.hashing import compute_hashes
 from ..settings import settings
-from ..torch_import import load_torch
+from ..torch_import import program_torch
 from ..version import __version__
 from . import (
     cuda,
@@ -108,7 +108,7 @@ def run_probes(
 def make_context(
     run: RunInfo | None = None, nvml: Any = None, cwd: Path | None = None
 ) -> ProbeContext:
-    torch, torch_error = load_torch()  # safe from two threads at once
+    torch, torch_error = program_torch()  # safe from two threads at once
     nvml_module, nvml_error, nvml_source = load_nvml(nvml)
     return ProbeContext(
         torch=torch,

@@ -1,8 +1,9 @@
 """Seeding every RNG, seeding DataLoader workers, and the deterministic-kernels switch.
 
-torch is optional: without it only python's and numpy's generators are seeded; TensorFlow is seeded
-only where the program imported it. Nothing here initialises CUDA: ``torch.manual_seed`` seeds CUDA
-lazily when it is not initialised yet.
+torch is optional: without it only python's and numpy's generators are seeded, and a program that
+imported TensorFlow or Keras and not torch leaves torch unimported (``torch_import.program_torch``);
+TensorFlow is seeded only where the program imported it. Nothing here initialises CUDA:
+``torch.manual_seed`` seeds CUDA lazily when it is not initialised yet.
 """
 
 from __future__ import annotations
@@ -14,16 +15,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..loaded import loaded
-from ..torch_import import load_torch
+from ..torch_import import load_torch, program_torch
 
 CUBLAS_WORKSPACE_CONFIG = ":4096:8"
 MAX_SEED = 2**32 - 1  # numpy's legacy generator takes seeds in [0, 2**32)
 
 
 def optional_torch() -> Any:
-    """torch, if it can be imported (the caller's import is reused), else None: not installed, or
-    a broken install. Safe from several threads at once (see ``torch_import``)."""
-    return load_torch()[0]
+    """torch, if it can be imported (the caller's import is reused), else None: not installed, a
+    broken install, or a TensorFlow program that never imported it (``program_torch``). Safe
+    from several threads at once (see ``torch_import``)."""
+    return program_torch()[0]
 
 
 def _numpy() -> Any:
@@ -60,8 +62,9 @@ def seed_tensorflow(seed: int) -> str | None:
 
 
 def seed_everything(seed: int) -> int:
-    """Seed python's ``random``, numpy's global generator, torch (CPU and every GPU) and, where
-    the program has imported it, TensorFlow (and Keras); returns the seed. PYTHONHASHSEED cannot
+    """Seed python's ``random``, numpy's global generator, torch (CPU and every GPU; not in a
+    TensorFlow program that never imported it) and, where the program has imported it,
+    TensorFlow (and Keras); returns the seed. PYTHONHASHSEED cannot
     be set from inside a running interpreter, so it is not."""
     check_seed(seed)
     random.seed(seed)
@@ -89,9 +92,9 @@ def seed_worker(worker_id: int) -> None:
 def dataloader_generator(seed: int) -> Any:
     """A seeded ``torch.Generator`` for a DataLoader's ``generator=``: it fixes the shuffling order
     and the workers' base seed without drawing from (and so moving) the global RNG."""
-    torch = optional_torch()
+    torch, why = load_torch()
     if torch is None:
-        raise RuntimeError("dataloader_generator needs torch")
+        raise RuntimeError(f"dataloader_generator needs torch: {why}")
     generator = torch.Generator()
     generator.manual_seed(seed)
     return generator
