@@ -96,6 +96,7 @@ bench: setup
 	$(PY) benchmarks/bench_cli.py
 	$(PY) benchmarks/bench_cli_commands.py
 	$(PY) benchmarks/bench_start.py
+	$(PY) benchmarks/bench_start.py --framework keras
 	$(PY) benchmarks/bench_logging.py
 	$(PY) benchmarks/bench_diff.py
 	$(PY) benchmarks/bench_find.py

@@ -2,12 +2,14 @@
 against a plain ``mlflow.start_run()`` (the provider off: ``MLFLOW_FINGERPRINT_DISABLE=1``), and
 the resident memory each adds, in fresh processes on a fresh sqlite store.
 
-Each process imports torch, mlflow and this package first (imports are the program's), then
-measures the time to the first line of the run's body and the growth of its resident set
-(``/proc/self/statm``) from before the run starts to that line. The two kinds alternate,
-``--repeats`` each; medians are printed with the difference (goals: <= 50 ms, <= 50 MB).
+Each process imports its framework (torch, or Keras on TensorFlow with ``--framework keras``),
+mlflow and this package first (imports are the program's), then measures the time to the first
+line of the run's body and the growth of its resident set (``/proc/self/statm``) from before the
+run starts to that line. The two kinds alternate, ``--repeats`` each; medians are printed with
+the difference (goals: <= 50 ms, <= 50 MB). A Keras program shows what the fingerprint costs a
+program that never imports torch.
 
-    python benchmarks/bench_start.py [--repeats 3]
+    python benchmarks/bench_start.py [--repeats 3] [--framework torch|keras]
 """
 
 from __future__ import annotations
@@ -24,7 +26,12 @@ from pathlib import Path
 
 PROGRAM = """
 import json, os, sys, time
-import torch, mlflow
+if sys.argv[3] == "keras":
+    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    import keras
+else:
+    import torch
+import mlflow
 import mlflow_fingerprint as mfp
 
 def rss():
@@ -53,11 +60,11 @@ print(json.dumps({"s": seen["t"] - start, "mb": (seen["rss"] - before) / 2**20})
 """
 
 
-def once(kind: str, uri: str, env: dict[str, str]) -> dict[str, float]:
+def once(kind: str, uri: str, env: dict[str, str], framework: str) -> dict[str, float]:
     if kind == "plain":
         env = {**env, "MLFLOW_FINGERPRINT_DISABLE": "1"}
     out = subprocess.run(
-        [sys.executable, "-c", PROGRAM, uri, kind],
+        [sys.executable, "-c", PROGRAM, uri, kind, framework],
         capture_output=True,
         text=True,
         env=env,
@@ -69,23 +76,25 @@ def once(kind: str, uri: str, env: dict[str, str]) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--framework", choices=("torch", "keras"), default="torch")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="bench-start-"))
     try:
         uri = f"sqlite:///{workdir / 'mlflow.db'}"
         env = {**os.environ, "MLFLOW_FINGERPRINT_SPOOL": str(workdir / "spool")}
-        once("plain", uri, env)  # creates the store: neither kind pays for that
+        once("plain", uri, env, args.framework)  # creates the store: neither kind pays for it
         runs: dict[str, list[dict[str, float]]] = {"plain": [], "fingerprinted": []}
         for _ in range(args.repeats):
             for kind, results in runs.items():
-                results.append(once(kind, uri, env))
+                results.append(once(kind, uri, env, args.framework))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     medians = {
         kind: (statistics.median(r["s"] for r in rs), statistics.median(r["mb"] for r in rs))
         for kind, rs in runs.items()
     }
-    print(f"median of {args.repeats} fresh processes each (load {os.getloadavg()[0]:.1f})")
+    load = os.getloadavg()[0]
+    print(f"{args.framework}: median of {args.repeats} fresh processes each (load {load:.1f})")
     for kind, (seconds, mb) in medians.items():
         print(f"  {kind:14} to the first line {seconds * 1e3:8.1f} ms   resident +{mb:6.1f} MB")
     (ps, pm), (fs, fm) = medians["plain"], medians["fingerprinted"]
