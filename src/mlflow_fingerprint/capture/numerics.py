@@ -85,7 +85,9 @@ def _raw(torch: Any) -> dict[str, Any]:
 def probe(ctx: ProbeContext) -> dict[str, Any]:
     missing = torch_missing(ctx)
     if missing:
-        return missing
+        # The variables are NVIDIA's and torch's, read from the environment: kept where torch is
+        # not read (a TensorFlow program), whose cuBLAS and cuDNN honour NVIDIA_TF32_OVERRIDE too.
+        return {"env": env_values(NUMERICS_ENV), "torch": missing}
     torch = ctx.torch
     m = "backends.cuda.matmul"
     return {

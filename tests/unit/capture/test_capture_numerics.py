@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 import mlflow_fingerprint as mfp
+from mlflow_fingerprint.capture import numerics
+from mlflow_fingerprint.capture.context import ProbeContext, RunInfo
 from mlflow_fingerprint.capture.numerics import normalise_precision
 
 torch = pytest.importorskip("torch", reason="torch is part of the CI install; needed for flags")
@@ -163,3 +166,24 @@ def test_normalise_precision(value: object, expected: str) -> None:
 def test_capture_never_initialises_cuda() -> None:
     mfp.capture()
     assert torch.cuda.is_initialized() is False
+
+
+def test_numerics_variables_are_kept_where_torch_is_not_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A TensorFlow program's capture leaves torch unread, but NVIDIA_TF32_OVERRIDE still
+    switches TF32 off in the cuBLAS and cuDNN TensorFlow calls: the variables stay recorded."""
+    monkeypatch.setenv("NVIDIA_TF32_OVERRIDE", "0")
+    why = "not read: the program imported tensorflow, not torch"
+    ctx = ProbeContext(
+        torch=None,
+        torch_error=why,
+        nvml=None,
+        nvml_error="no NVML",
+        nvml_source="none",
+        cwd=Path.cwd(),
+        run=RunInfo(),
+    )
+    section = numerics.probe(ctx)
+    assert section["env"]["NVIDIA_TF32_OVERRIDE"] == "0"
+    assert section["torch"] == {"unavailable": why}
