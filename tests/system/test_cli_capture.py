@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from mlflow_fingerprint.model.fingerprint import SECTIONS
-
-TORCH_SECTIONS = ("torch", "numerics")
+from mlflow_fingerprint.model.variables import NUMERICS_ENV
 
 
 def run_cli(*args: str, prelude: str = "", cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -40,9 +39,13 @@ def test_capture_without_torch_marks_torch_sections_unavailable() -> None:
     out = run_cli("capture", "--format", "json", prelude="import sys; sys.modules['torch'] = None")
     assert out.returncode == 0, out.stderr
     record = json.loads(out.stdout)
-    for name in TORCH_SECTIONS:
-        assert set(record[name]) == {"unavailable"}, name
-        assert "torch is not importable" in record[name]["unavailable"]
+    # numerics keeps the variables it reads from the environment beside torch's reason
+    sections = {"torch": record["torch"], "numerics": record["numerics"]["torch"]}
+    for name, section in sections.items():
+        assert set(section) == {"unavailable"}, name
+        assert "torch is not importable" in section["unavailable"]
+    assert set(record["numerics"]) == {"env", "torch"}
+    assert set(record["numerics"]["env"]) == set(NUMERICS_ENV)
     assert set(record["cuda"]["torch_built_with"]) == {"unavailable"}
     assert record["packages"]["count"] > 0
     assert "Traceback" not in out.stderr
