@@ -1,12 +1,13 @@
-"""The set-up's own parts: which index torch comes from, and the constraints file of tested
-versions against pyproject.toml and the environment the tests run in (the probe of the index,
-which listens on a socket, is tests/system/test_setup_probe.py)."""
+"""The set-up's own parts: which index torch comes from, how pip's configuration is handed to uv,
+and the constraints file of tested versions against pyproject.toml and the environment the tests
+run in (the probe of the index, which listens on a socket, is tests/system/test_setup_probe.py)."""
 
 from __future__ import annotations
 
 import re
 import tomllib
 from importlib import metadata
+from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
@@ -16,12 +17,66 @@ from support.paths import ROOT
 from support.scripts import load_module
 
 torch_index = load_module(ROOT / "scripts" / "torch_index.py", "torch_index")
+install = load_module(ROOT / "scripts" / "install.py", "install")
 
 
 def test_cpu_index_only_without_a_driver_and_when_it_answers() -> None:
     assert torch_index.pip_arguments("cpu", True) == ["--index-url", torch_index.CPU_INDEX]
     assert torch_index.pip_arguments("cpu", False) == []  # pip's own resolution
     assert torch_index.pip_arguments("cuda", True) == []  # PyPI's CUDA build
+
+
+def test_pip_config_takes_each_option_from_its_strongest_section() -> None:
+    listing = "\n".join(
+        [
+            "global.find-links='/opt/wheels'",
+            "global.index-url='https://mirror.example/simple'",
+            "install.index-url='https://install.example/simple'",
+            ":env:.index-url='https://env.example/simple'",
+            ":env:.default-timeout='180'",
+            "user.unrelated='x'",  # a section pip does not read for install
+            "not a setting",
+        ]
+    )
+    assert install.pip_config(listing) == {
+        "find-links": "/opt/wheels",
+        "index-url": "https://env.example/simple",
+        "default-timeout": "180",
+    }
+
+
+def test_uv_is_told_where_pip_would_take_packages_from(tmp_path: Path) -> None:
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    caps = tmp_path / "caps.txt"
+    caps.write_text("torch<=2.14.1\n")
+    plan = install.uv_plan(
+        {
+            "find-links": f"{wheels} {tmp_path / 'gone'}",
+            "extra-index-url": f"{(tmp_path / 'gone').as_uri()} https://mirror.example/simple",
+            "constraint": str(caps),
+            "cert": "/etc/ssl/certs/ca-certificates.crt",
+            "default-timeout": "180",
+            "disable-pip-version-check": "1",
+        }
+    )
+    assert not isinstance(plan, str), plan
+    assert plan.args == (
+        *("--index-strategy", "unsafe-best-match"),
+        *("--find-links", str(wheels)),  # the missing folder is left out, as pip leaves it
+        *("--extra-index-url", "https://mirror.example/simple"),
+        *("--constraint", str(caps)),
+    )
+    assert plan.env == {
+        "SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt",
+        "UV_HTTP_TIMEOUT": "180",
+    }
+
+
+def test_a_pip_setting_uv_cannot_be_told_leaves_the_install_to_pip() -> None:
+    assert install.uv_plan({"require-hashes": "1"}) == (
+        "pip's setting 'require-hashes' has no uv counterpart here"
+    )
 
 
 def pins() -> dict[str, str]:
