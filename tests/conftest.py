@@ -26,7 +26,7 @@ import pytest
 from support.mlflow_team import MlflowServer
 from support.scripts import load_module
 from support.tracking import active_tracking_uri
-from support.trained import TrainedRuns, train_runs
+from support.trained import TrainedRuns, shared_runs
 
 # the team-server fixtures, and the tiers: the folder sets the marker, and a unit test that trains,
 # starts a process or a server, or takes over 5 s fails (support/tiers.py)
@@ -128,8 +128,9 @@ def digits_runs(
     digits: ModuleType, tmp_path_factory: pytest.TempPathFactory, mlflow_db_template: Path
 ) -> TrainedRuns:
     """The digits runs that differ in one thing each (support/trained.py), trained once for the
-    whole session: the pair tests and the partial-record tests read the same runs."""
-    return train_runs(digits, tmp_path_factory.mktemp("digits-runs"), mlflow_db_template)
+    whole pytest run, its xdist workers included: the pair tests, the partial-record tests and
+    the audit read the same runs, whichever worker runs them."""
+    return shared_runs(digits, tmp_path_factory, mlflow_db_template)
 
 
 @pytest.fixture(autouse=True)

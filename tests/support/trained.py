@@ -3,6 +3,8 @@
 
 Every run is trained in the test process (``examples/digits.py`` through its own command line),
 a few dozen steps each, in a temporary git repository so that one run can have a dirty tree.
+Under pytest-xdist the first worker to ask trains them into the run's shared temporary folder
+and the others read its list (``shared_runs``): the tests only read these runs.
 Unseeded runs first reseed torch from the OS, as a fresh process would. ``a_partial`` is ``a``
 again whose fingerprint artifact is then deleted: a run ``diff`` must compare on its tags.
 """
@@ -10,8 +12,10 @@ again whose fingerprint artifact is then deleted: a run ``diff`` must compare on
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import io
 import json
+import os
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -100,3 +104,26 @@ def train_runs(digits: ModuleType, root: Path, template: Path) -> TrainedRuns:
     artifacts = urlparse(MlflowClient(uri).get_run(ids["a_partial"]).info.artifact_uri).path
     shutil.rmtree(Path(artifacts) / layout.ARTIFACT_DIR)
     return TrainedRuns(uri, ids)
+
+
+def shared_runs(digits: ModuleType, factory: pytest.TempPathFactory, template: Path) -> TrainedRuns:
+    """``train_runs`` once per pytest run: a session fixture is built once per xdist worker, and
+    these runs cost a worker 40-90 s. The workers' temporary folders share a parent; under a lock
+    there, the first trains and writes the ids, the others wait for them and read them. A list
+    that is not there (no worker finished) means training again from nothing."""
+    base = factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    root, listing = base / "digits-runs", base / "digits-runs.json"
+    with open(base / "digits-runs.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if listing.exists():
+            saved = json.loads(listing.read_text())
+            return TrainedRuns(saved["uri"], saved["ids"])
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir()
+        runs = train_runs(digits, root, template)
+        written = listing.with_suffix(".tmp")
+        written.write_text(json.dumps({"uri": runs.uri, "ids": dict(runs.ids)}))
+        written.replace(listing)
+        return runs
