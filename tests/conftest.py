@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from support.mlflow_team import MlflowServer
+from support.once import once_per_run
 from support.scripts import load_module
 from support.tracking import active_tracking_uri
 from support.trained import TrainedRuns, shared_runs
@@ -39,14 +40,18 @@ pytest_plugins = ["pytester", "support.fixtures", "support.tiers"]
 
 @pytest.fixture(scope="session")
 def mlflow_db_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An empty, fully migrated MLflow sqlite database to copy."""
-    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+    """An empty, fully migrated MLflow sqlite database to copy, migrated once per pytest run
+    (``support/once.py``): every test copies it and none writes to it."""
 
-    folder = tmp_path_factory.mktemp("mlflow-template")
-    path = folder / "mlflow.db"
-    store = SqlAlchemyStore(f"sqlite:///{path}", str(folder / "artifacts"))
-    store.engine.dispose()
-    return path
+    def build(folder: Path) -> str:
+        from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+        path = folder / "mlflow.db"
+        store = SqlAlchemyStore(f"sqlite:///{path}", str(folder / "artifacts"))
+        store.engine.dispose()
+        return str(path)
+
+    return Path(once_per_run(tmp_path_factory, "mlflow-template", build))
 
 
 def fresh_db(template: Path, folder: Path) -> Path:

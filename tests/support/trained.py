@@ -3,8 +3,8 @@
 
 Every run is trained in the test process (``examples/digits.py`` through its own command line),
 a few dozen steps each, in a temporary git repository so that one run can have a dirty tree.
-Under pytest-xdist the first worker to ask trains them into the run's shared temporary folder
-and the others read its list (``shared_runs``): the tests only read these runs.
+Under pytest-xdist the first worker to ask trains them and the others read their ids
+(``shared_runs``): the tests only read these runs.
 Unseeded runs first reseed torch from the OS, as a fresh process would. ``a_partial`` is ``a``
 again whose fingerprint artifact is then deleted: a run ``diff`` must compare on its tags.
 """
@@ -12,15 +12,14 @@ again whose fingerprint artifact is then deleted: a run ``diff`` must compare on
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import io
 import json
-import os
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 from urllib.parse import urlparse
 
 import pytest
@@ -28,6 +27,7 @@ import pytest
 from mlflow_fingerprint import layout
 
 from .gitrepo import git
+from .once import once_per_run
 from .records import new_store
 
 STEPS = ["--epochs", "1", "--max-steps", "15"]
@@ -107,23 +107,11 @@ def train_runs(digits: ModuleType, root: Path, template: Path) -> TrainedRuns:
 
 
 def shared_runs(digits: ModuleType, factory: pytest.TempPathFactory, template: Path) -> TrainedRuns:
-    """``train_runs`` once per pytest run: a session fixture is built once per xdist worker, and
-    these runs cost a worker 40-90 s. The workers' temporary folders share a parent; under a lock
-    there, the first trains and writes the ids, the others wait for them and read them. A list
-    that is not there (no worker finished) means training again from nothing."""
-    base = factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        base = base.parent
-    root, listing = base / "digits-runs", base / "digits-runs.json"
-    with open(base / "digits-runs.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if listing.exists():
-            saved = json.loads(listing.read_text())
-            return TrainedRuns(saved["uri"], saved["ids"])
-        shutil.rmtree(root, ignore_errors=True)
-        root.mkdir()
+    """``train_runs`` once per pytest run (``support/once.py``): they cost a worker 40-90 s."""
+
+    def build(root: Path) -> dict[str, Any]:
         runs = train_runs(digits, root, template)
-        written = listing.with_suffix(".tmp")
-        written.write_text(json.dumps({"uri": runs.uri, "ids": dict(runs.ids)}))
-        written.replace(listing)
-        return runs
+        return {"uri": runs.uri, "ids": dict(runs.ids)}
+
+    saved = once_per_run(factory, "digits-runs", build)
+    return TrainedRuns(saved["uri"], saved["ids"])
