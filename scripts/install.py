@@ -89,16 +89,19 @@ def present(location: str) -> bool:
 
 
 def uv_plan(config: Mapping[str, str]) -> UvPlan | str:
-    """What uv needs to install from where pip would, or why it cannot be told (a string)."""
+    """What uv needs to install from where pip would, or why it cannot be told (a string). The
+    indexes go in uv's environment, not on its command line: a mirror's URL may carry a token,
+    which must be neither printed nor shown to other users' ``ps``."""
     args: list[str] = ["--index-strategy", "unsafe-best-match"]  # pip's choice across indexes
     env: dict[str, str] = {}
     for option, value in config.items():
         words = value.split()
         if option == "index-url":
-            args += ["--index-url", value]
+            env["UV_DEFAULT_INDEX"] = value
         elif option == "extra-index-url":
-            for url in (w for w in words if present(w)):
-                args += ["--extra-index-url", url]
+            readable = [w for w in words if present(w)]
+            if readable:
+                env["UV_INDEX"] = " ".join(readable)
         elif option == "find-links":
             for place in (w for w in words if present(w)):
                 args += ["--find-links", place]

@@ -64,13 +64,23 @@ def test_uv_is_told_where_pip_would_take_packages_from(tmp_path: Path) -> None:
     assert plan.args == (
         *("--index-strategy", "unsafe-best-match"),
         *("--find-links", str(wheels)),  # the missing folder is left out, as pip leaves it
-        *("--extra-index-url", "https://mirror.example/simple"),
         *("--constraint", str(caps)),
     )
     assert plan.env == {
+        "UV_INDEX": "https://mirror.example/simple",  # the missing local index left out too
         "SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt",
         "UV_HTTP_TIMEOUT": "180",
     }
+
+
+def test_an_index_s_credentials_stay_off_uv_s_command_line() -> None:
+    """A mirror's URL may carry a token: it goes in uv's environment, never on the command line
+    the script prints (and ``ps`` shows)."""
+    url = "https://ci:s3cr3t-Zq7Zq7@mirror.example/simple"
+    plan = install.uv_plan({"index-url": url, "extra-index-url": url})
+    assert not isinstance(plan, str), plan
+    assert "s3cr3t" not in " ".join(plan.args)
+    assert plan.env == {"UV_DEFAULT_INDEX": url, "UV_INDEX": url}
 
 
 def test_a_pip_setting_uv_cannot_be_told_leaves_the_install_to_pip() -> None:
