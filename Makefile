@@ -13,9 +13,9 @@ TORCH  ?= torch==2.13.0
 TF     ?= tensorflow-cpu==2.21.0
 # The versions the tests ran on (scripts/constraints.py); `make setup CONSTRAINTS=` lifts them.
 CONSTRAINTS ?= constraints.txt
-# The installer: uv, which installs in parallel what pip installs one at a time (160 s -> 52 s on 2
-# cores), told where pip's configuration takes packages from (scripts/install.py); pip wherever
-# uv cannot do it. `make setup UV=` installs with pip alone.
+# The installer: uv, which installs in parallel what pip installs one at a time (59-86 s against
+# 215-222 s from empty caches on 2 cores: benchmarks/bench_setup.py), told where pip's configuration
+# takes packages from (scripts/install.py); pip wherever uv cannot be. `make setup UV=`: pip alone.
 UV     ?= uv==0.13.9
 INSTALL := $(PY) scripts/install.py --uv "$(UV)" $(if $(CONSTRAINTS),--constraint $(CONSTRAINTS)) --
 

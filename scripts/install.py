@@ -1,10 +1,10 @@
 """Install requirements into the venv this script runs in: with uv where it can, else with pip.
 
 Why: ``make setup`` resolves and installs some 170 distributions, torch and TensorFlow among them.
-pip downloads, unpacks and byte-compiles them one at a time: 160 s on a 2-core machine, about a
-seventh of CI. uv (https://docs.astral.sh/uv/pip/) does the same in parallel, in 52 s from a cold
-cache on the same machine. Both install the same pinned versions (``constraints.txt``);
-``tests/unit/test_setup.py`` checks what the tests run on against the pins.
+pip downloads, unpacks and byte-compiles them one at a time: 215-222 s into a fresh venv from empty
+caches on a 2-core machine, a sixth of CI. uv (https://docs.astral.sh/uv/pip/) does the same in
+parallel in 59-86 s (``benchmarks/bench_setup.py``). Both install the same pinned versions
+(``constraints.txt``); ``tests/unit/test_setup.py`` checks what the tests run on against the pins.
 
 uv does not read pip's configuration, and a machine's pip configuration may say where packages
 come from: a folder of wheels (``find-links``), a mirror (``index-url``), a constraint file, a
