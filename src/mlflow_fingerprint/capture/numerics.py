@@ -83,11 +83,12 @@ def _raw(torch: Any) -> dict[str, Any]:
 
 
 def probe(ctx: ProbeContext) -> dict[str, Any]:
+    env = env_values(NUMERICS_ENV)
     missing = torch_missing(ctx)
     if missing:
         # The variables are NVIDIA's and torch's, read from the environment: kept where torch is
         # not read (a TensorFlow program), whose cuBLAS and cuDNN honour NVIDIA_TF32_OVERRIDE too.
-        return {"env": env_values(NUMERICS_ENV), "torch": missing}
+        return {"env": env, "torch": missing}
     torch = ctx.torch
     m = "backends.cuda.matmul"
     return {
@@ -111,6 +112,6 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
                 torch, "backends.cuda.fp16_bf16_reduction_math_sdp_allowed", call=True
             ),
         },
-        "env": env_values(NUMERICS_ENV),
+        "env": env,
         "raw": _raw(torch),
     }
