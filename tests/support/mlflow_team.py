@@ -55,7 +55,10 @@ class MlflowServer:
     artifact_uri: str
     env: Mapping[str, str]
     mode: str = "proxied"
-    workers: int = 2
+    # One uvicorn process serves the app itself; with two, uvicorn spawns two more, each
+    # importing all of MLflow (about 5 CPU-s per start on the CI machine), and no test here
+    # reads anything from how requests are spread over processes.
+    workers: int = 1
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen | None = None
     log: Path = field(
@@ -154,7 +157,7 @@ def running_server(
     artifact_uri: str,
     env: Mapping[str, str],
     mode: str = "proxied",
-    workers: int = 2,
+    workers: int = 1,
 ) -> Iterator[MlflowServer]:
     server = MlflowServer(backend_uri, artifact_uri, dict(env), mode, workers)
     try:
