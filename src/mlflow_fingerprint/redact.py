@@ -391,10 +391,12 @@ def strip_url_credentials(url: str) -> str:
     return url
 
 
-def found_secrets(text: str, min_length: int = 6) -> set[str]:
+def found_secrets(text: str, min_length: int = 6, keep: Collection[str] | None = None) -> set[str]:
     """The secret values the scanner finds in ``text``: the whole text and each masked-out part
-    at least ``min_length`` long, so either is masked wherever else it reappears."""
-    out = redact_text(text, entropy=False)  # a name-like value must not be masked everywhere
+    at least ``min_length`` long, so either is masked wherever else it reappears. ``keep`` as
+    for ``redact_text``."""
+    # entropy off: a name-like value must not be masked everywhere
+    out = redact_text(text, entropy=False, keep=keep)
     if out == text:
         return set()
     found = {text} if len(text) >= min_length else set()
@@ -418,10 +420,21 @@ def secret_env_values(environ: Mapping[str, str] | None = None, min_length: int 
     """Values of environment variables whose names say they are secret, and the secrets found
     inside any other variable's value (a webhook in ``NOTIFY_URL``, a password in a JSON
     ``SETTINGS``)."""
+    from .settings import settings
+
     env = os.environ if environ is None else environ
+    keep = frozenset(settings().not_secret)
     named = {v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= min_length}
-    inside = {s for k, v in env.items() if k not in named for s in found_secrets(v, min_length)}
+    inside = {s for k, v in env.items() if k not in named for s in _found_once(v, min_length, keep)}
     return named | inside
+
+
+@lru_cache(maxsize=4096)
+def _found_once(text: str, min_length: int, keep: frozenset[str]) -> frozenset[str]:
+    """``found_secrets``, once per value in a process: a run's start reads the environment
+    several times (the run's tags, the program probe, every capture of a long run), and each
+    value costs a scan of every detector (about 0.1 ms) while the answer cannot change."""
+    return frozenset(found_secrets(text, min_length, keep))
 
 
 def redact_text(

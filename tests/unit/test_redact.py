@@ -85,6 +85,24 @@ def test_found_secrets_takes_what_the_scanner_masks_inside_a_value() -> None:
     assert "/root" not in secret_env_values(env)
 
 
+def test_what_is_found_in_the_environment_follows_its_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A value is scanned once per process, yet a value that changes, a new variable and a
+    value the user then says is no secret all show in the next call."""
+    settings = '{"user": "svc", "password": "Tr0ub4dor-and-3"}'
+    env = {"SETTINGS": settings, "HOME": "/root"}
+    assert "Tr0ub4dor-and-3" in secret_env_values(env)
+    env["SETTINGS"] = settings.replace("Tr0ub4dor-and-3", "C0rrect-h0rse-9")
+    found = secret_env_values(env)
+    assert "C0rrect-h0rse-9" in found
+    assert "Tr0ub4dor-and-3" not in found
+    env["NOTIFY_URL"] = "https://bot:S3cr3t-w3bh00k@hooks.example.com/x"
+    assert env["NOTIFY_URL"] in secret_env_values(env)
+    monkeypatch.setenv("MLFLOW_FINGERPRINT_NOT_SECRET", "C0rrect-h0rse-9")
+    assert "C0rrect-h0rse-9" not in secret_env_values(env)
+
+
 def test_a_long_text_is_scanned_in_chunks_and_stops_at_its_deadline() -> None:
     line = "+    loss = model(batch) * weight  # a line of code\n"
     token = "gh" + "p_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"

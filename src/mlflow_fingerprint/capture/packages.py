@@ -23,20 +23,44 @@ def normalise_name(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+# A folder of sys.path -> (its stat key, the distributions it holds), per process: every
+# capture of a run reads them, and installing, upgrading or removing a distribution adds or
+# removes a ``*-info`` folder, which changes the folder's mtime and link count.
+_LISTED: dict[str, tuple[tuple[int, int, int], tuple[tuple[str, str], ...]]] = {}
+
+
+def _listed(entry: str) -> tuple[tuple[str, str], ...]:
+    """(name, version) of the distributions in one folder, in listing order; read again only
+    when the folder changed."""
+    try:
+        info = os.stat(entry)
+    except OSError:
+        return ()
+    key = (info.st_ino, info.st_mtime_ns, info.st_nlink)
+    cached = _LISTED.get(entry)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    try:
+        names = os.listdir(entry)
+    except OSError:
+        return ()
+    found = tuple(
+        (normalise_name(match["name"]), match["version"])
+        for match in map(_DIST_DIR.match, names)
+        if match
+    )
+    _LISTED[entry] = (key, found)
+    return found
+
+
 def installed_distributions(paths: list[str] | None = None) -> dict[str, str]:
     """name -> version, first one on the path winning (as the import system would)."""
     found: dict[str, str] = {}
     for entry in paths if paths is not None else sys.path:
         if not entry or not os.path.isdir(entry):
             continue
-        try:
-            names = os.listdir(entry)
-        except OSError:
-            continue
-        for fname in names:
-            match = _DIST_DIR.match(fname)
-            if match:
-                found.setdefault(normalise_name(match["name"]), match["version"])
+        for name, version in _listed(entry):
+            found.setdefault(name, version)
     return dict(sorted(found.items()))
 
 

@@ -30,3 +30,20 @@ def test_first_entry_on_the_path_wins_and_names_normalise(tmp_path: Path) -> Non
         "foo-bar": "1.0",
         "legacy": "0.3",
     }
+
+
+def test_a_folder_is_read_again_once_a_distribution_is_added_upgraded_or_removed(
+    tmp_path: Path,
+) -> None:
+    """Each folder's listing is kept per process (every capture of a run reads it), so what
+    pip changes in it between two captures must still show in the second."""
+    folder = tmp_path / "site"
+    folder.mkdir()
+    (folder / "alpha-1.0.dist-info").mkdir()
+    assert installed_distributions([str(folder)]) == {"alpha": "1.0"}
+    (folder / "beta-2.0.dist-info").mkdir()
+    assert installed_distributions([str(folder)]) == {"alpha": "1.0", "beta": "2.0"}
+    (folder / "alpha-1.0.dist-info").rename(folder / "alpha-1.1.dist-info")
+    assert installed_distributions([str(folder)]) == {"alpha": "1.1", "beta": "2.0"}
+    (folder / "beta-2.0.dist-info").rmdir()
+    assert installed_distributions([str(folder)]) == {"alpha": "1.1"}
