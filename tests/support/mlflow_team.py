@@ -55,10 +55,7 @@ class MlflowServer:
     artifact_uri: str
     env: Mapping[str, str]
     mode: str = "proxied"
-    # One uvicorn process serves the app itself; with two, uvicorn spawns two more, each
-    # importing all of MLflow (about 5 CPU-s per start on the CI machine), and no test here
-    # reads anything from how requests are spread over processes.
-    workers: int = 1
+    workers: int = 2
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen | None = None
     log: Path = field(
@@ -157,7 +154,7 @@ def running_server(
     artifact_uri: str,
     env: Mapping[str, str],
     mode: str = "proxied",
-    workers: int = 1,
+    workers: int = 2,
 ) -> Iterator[MlflowServer]:
     server = MlflowServer(backend_uri, artifact_uri, dict(env), mode, workers)
     try:
