@@ -34,14 +34,6 @@ from support.trained import TrainedRuns, shared_runs
 # A fingerprinted run starts a process at its end that writes its MLflow description (seconds of
 # CPU each); the hundreds of runs the tests train need none (test_run_announce.py turns it on).
 os.environ.setdefault("MLFLOW_FINGERPRINT_DESCRIBE", "0")
-# One compute thread per process, in the test processes and every process they start (set before
-# any of them imports torch or TensorFlow). The tests run several processes per core; torch's
-# default of one OpenMP thread per core then spins at each barrier while the other thread waits
-# for a core another process holds: the same 15-step digits run took 3.3-3.9 CPU-s in a test
-# process against 0.4 with one thread, on this 2-core machine under a test run's load. A test of a
-# thread count sets its own (--threads, OMP_NUM_THREADS in a job's environment).
-for _name in ("OMP_NUM_THREADS", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS"):
-    os.environ.setdefault(_name, "1")
 
 pytest_plugins = ["pytester", "support.fixtures", "support.tiers"]
 
