@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 from typing import Any
 
@@ -31,10 +32,12 @@ _LISTED: dict[str, tuple[tuple[int, int, int], tuple[tuple[str, str], ...]]] = {
 
 def _listed(entry: str) -> tuple[tuple[str, str], ...]:
     """(name, version) of the distributions in one folder, in listing order; read again only
-    when the folder changed."""
+    when the folder changed. Nothing for what is not a folder (a zip on sys.path, a file)."""
     try:
         info = os.stat(entry)
     except OSError:
+        return ()
+    if not stat.S_ISDIR(info.st_mode):
         return ()
     key = (info.st_ino, info.st_mtime_ns, info.st_nlink)
     cached = _LISTED.get(entry)
@@ -57,7 +60,7 @@ def installed_distributions(paths: list[str] | None = None) -> dict[str, str]:
     """name -> version, first one on the path winning (as the import system would)."""
     found: dict[str, str] = {}
     for entry in paths if paths is not None else sys.path:
-        if not entry or not os.path.isdir(entry):
+        if not entry:
             continue
         for name, version in _listed(entry):
             found.setdefault(name, version)

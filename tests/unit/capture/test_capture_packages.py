@@ -26,10 +26,10 @@ def test_first_entry_on_the_path_wins_and_names_normalise(tmp_path: Path) -> Non
     (second / "foo.bar-2.0.dist-info").mkdir()
     (second / "legacy-0.3-py3.11.egg-info").mkdir()
     (second / "not-a-dist").mkdir()
-    assert installed_distributions([str(first), str(second), str(tmp_path / "missing")]) == {
-        "foo-bar": "1.0",
-        "legacy": "0.3",
-    }
+    archive = tmp_path / "bundle-1.0.dist-info.zip"  # a zip on sys.path: a file, not a folder
+    archive.write_bytes(b"PK\x05\x06" + bytes(18))
+    paths = [str(first), "", str(archive), str(second), str(tmp_path / "missing")]
+    assert installed_distributions(paths) == {"foo-bar": "1.0", "legacy": "0.3"}
 
 
 def test_a_folder_is_read_again_once_a_distribution_is_added_upgraded_or_removed(
