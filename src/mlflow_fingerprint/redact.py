@@ -39,6 +39,7 @@ import os
 import re
 import secrets as _random
 import string
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Mapping
@@ -117,8 +118,20 @@ class RedactionTimeout(TimeoutError):
 Gated = tuple[tuple[str, ...], re.Pattern[str]]
 
 
-@lru_cache(maxsize=1)
+# Held while the detectors load and while the environment is scanned: where two threads first
+# redact at once (two runs started from two threads, a capture's program probe beside its
+# caller), the second waits for the first's answers instead of compiling every pattern again.
+_ONCE = threading.RLock()
+
+
 def _detectors() -> tuple[tuple[re.Pattern[str], ...], tuple[Gated, ...], Any]:
+    """:func:`_loaded_detectors`, loaded by one thread at a time."""
+    with _ONCE:
+        return _loaded_detectors()
+
+
+@lru_cache(maxsize=1)
+def _loaded_detectors() -> tuple[tuple[re.Pattern[str], ...], tuple[Gated, ...], Any]:
     """The shape patterns (ours and detect-secrets' regex detectors): anchored ones, and gated
     ones with their gates; and detect-secrets' keyword detector. Loaded once. Left out: the
     public-IP detector (an address is no secret) and the Cloudant, IBM and SoftLayer ones, whose
@@ -424,8 +437,11 @@ def secret_env_values(environ: Mapping[str, str] | None = None, min_length: int 
 
     env = os.environ if environ is None else environ
     keep = frozenset(settings().not_secret)
-    named = {v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= min_length}
-    inside = {s for k, v in env.items() if k not in named for s in _found_once(v, min_length, keep)}
+    with _ONCE:
+        named = {v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= min_length}
+        inside = {
+            s for k, v in env.items() if k not in named for s in _found_once(v, min_length, keep)
+        }
     return named | inside
 
 

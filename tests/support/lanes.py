@@ -41,11 +41,18 @@ class Lanes:
     _pool: ThreadPoolExecutor | None = None
 
     def start(self) -> None:
+        """Start every job. A job without an environment of its own gets this thread's
+        environment as it is now, copied: a lane must never hand its child the C ``environ``
+        (``env=None``), which the tests' own threads rewrite between tests (each test's
+        ``os.environ`` is restored at its end) while the lanes go on. ``subprocess`` starts a
+        child with ``vfork``, the GIL released, and a child that calls ``execv`` while the
+        parent reallocates that array fails with ``EFAULT`` ("Bad address", seen once in CI)."""
         if self._pool is not None:
             return
+        inherited = dict(os.environ)
         self._pool = ThreadPoolExecutor(self.lanes, thread_name_prefix="lane")
         for name, job in self.jobs.items():
-            self._futures[name] = self._pool.submit(_run, job)
+            self._futures[name] = self._pool.submit(_run, job, inherited)
 
     def result(self, name: str) -> subprocess.CompletedProcess[str]:
         self.start()
@@ -56,11 +63,11 @@ class Lanes:
             self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _run(job: Job) -> subprocess.CompletedProcess[str]:
+def _run(job: Job, inherited: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         list(job.cmd),
         cwd=job.cwd,
-        env=dict(job.env) if job.env is not None else None,
+        env=dict(job.env if job.env is not None else inherited),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT if job.merge_stderr else subprocess.PIPE,
         text=True,

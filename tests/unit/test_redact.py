@@ -211,3 +211,30 @@ def test_credentials_leave_the_tracking_uri_for_mlflows_variables() -> None:
     assert for_mlflow("http://u:p@host", mine) == "http://host"
     assert mine["MLFLOW_TRACKING_PASSWORD"] == "set-by-user"  # MLflow preferred it already
     assert for_mlflow("postgresql://u:p@db/x", env) == "postgresql://u:p@db/x"  # the driver's
+
+
+def test_two_threads_scanning_the_environment_at_once_load_the_detectors_once() -> None:
+    """Two runs started from two threads scan the environment at once: the second waits for the
+    first's detectors and answers instead of compiling every pattern again beside it."""
+    import threading
+
+    from mlflow_fingerprint import redact
+
+    environ = {"NOTIFY_URL": f"https://hooks.example.com/x?token={'Zq8' * 8}", "HOME": "/home/u"}
+    redact._loaded_detectors.cache_clear()
+    redact._found_once.cache_clear()
+    gate = threading.Barrier(2)
+    found: list[set[str]] = []
+
+    def scan() -> None:
+        gate.wait()
+        found.append(redact.secret_env_values(environ))
+
+    threads = [threading.Thread(target=scan) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert found[0] == found[1]
+    assert found[0]
+    assert redact._loaded_detectors.cache_info().misses == 1

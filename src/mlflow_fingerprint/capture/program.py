@@ -199,9 +199,12 @@ def _walk_modules(roots: Sequence[Path]) -> tuple[Path, ...]:
         # The module's own dict: getattr would run a lazy module's __getattr__ (and import).
         file = getattr(module, "__dict__", {}).get("__file__")
         # A relative __file__ is a placeholder (torch's ``_ops.py``), not a file read from here.
-        if not isinstance(file, str) or not file.endswith(".py") or not os.path.isabs(file):
+        if not isinstance(file, str) or not file.endswith(".py") or not file.startswith("/"):
             continue
-        path = os.path.normpath(file)
+        # Normalised only where it changes something: over thousands of modules, normpath
+        # was most of the walk's cost, and nearly every path is already normal.
+        abnormal = "/./" in file or "/../" in file or "//" in file
+        path = os.path.normpath(file) if abnormal else file
         installed = "site-packages" in path or "dist-packages" in path
         if path.startswith(inside) and not path.startswith(excluded) and not installed:
             found.add(path)

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
 import mlflow_fingerprint as mfp
-from mlflow_fingerprint.capture import RunInfo
+from mlflow_fingerprint.capture import RunInfo, program
 from mlflow_fingerprint.capture.program import call_arguments, parse_options
 
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4"
@@ -45,3 +51,31 @@ def test_seed_origin_reads_torch() -> None:
         assert mfp.capture(run=decorated).get("seeds.origin") == "decorator"
     finally:
         torch.set_rng_state(state)
+
+
+def test_project_files_are_the_imported_modules_under_the_root_and_nothing_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The walk skips most of thousands of modules on their raw path: a path that only its
+    normalisation puts under the root (``..``, ``//``, ``/./``) must still be found."""
+    root = (tmp_path / "project").resolve()
+    files = {
+        "plain": f"{root}/train.py",
+        "dotdot": f"{tmp_path.resolve()}/elsewhere/../project/model.py",
+        "doubled": f"{tmp_path.resolve()}//project/data.py",
+        "dotted": f"{tmp_path.resolve()}/./project/loop.py",
+        "installed": f"{root}/.venv/lib/python3.11/site-packages/dep/__init__.py",
+        "outside": f"{tmp_path.resolve()}/other/helper.py",
+        "relative": "project/placeholder.py",
+        "compiled": f"{root}/ext.so",
+    }
+    for name, file in files.items():
+        module = types.ModuleType(f"mfp_walk_{name}")
+        module.__file__ = file
+        monkeypatch.setitem(sys.modules, module.__name__, module)
+    assert set(program.project_files([root])) == {
+        root / "train.py",
+        root / "model.py",
+        root / "data.py",
+        root / "loop.py",
+    }
