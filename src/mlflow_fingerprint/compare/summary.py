@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..tracking.history import History
+if TYPE_CHECKING:  # numpy's arrays: a diff of two fingerprint files reads no history
+    from ..tracking.history import History
 
 
 @dataclass(frozen=True)
