@@ -27,10 +27,24 @@ from .recipe import Recipe
 WORKTREE_PREFIX = "mfp-rerun-"
 
 
-def git(root: Path, *args: str, stdin: str | None = None) -> str:
-    done = subprocess.run(
-        ["git", *args], cwd=root, input=stdin, capture_output=True, text=True, check=False
+def _git(root: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``git args`` in ``root``, given a copy of the environment: with ``cwd=`` and no ``env=``,
+    ``subprocess`` starts git through ``vfork`` and ``execv`` of the C ``environ``, which fails
+    with ``EFAULT`` when another thread of the caller's sets a variable at that moment (a
+    bisect run from a notebook's thread)."""
+    return subprocess.run(
+        ["git", *args],
+        cwd=root,
+        env=dict(os.environ),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
     )
+
+
+def git(root: Path, *args: str, stdin: str | None = None) -> str:
+    done = _git(root, *args, stdin=stdin)
     if done.returncode:
         raise UsageError((done.stderr.strip().splitlines() or [f"git {args[0]} failed"])[-1])
     return done.stdout
@@ -126,14 +140,9 @@ def checkout(recipe: Recipe, origin: Path, private: bool = False) -> Iterator[Pa
 def remove(origin: Path, parent: Path, tree: Path) -> None:
     """Remove a worktree and git's record of it. Runs on the way out of a signal too, so each
     step is shielded from a second Ctrl-C only by being short."""
-    subprocess.run(
-        ["git", "worktree", "remove", "--force", str(tree)],
-        cwd=origin,
-        capture_output=True,
-        check=False,
-    )
+    _git(origin, "worktree", "remove", "--force", str(tree))
     shutil.rmtree(parent, ignore_errors=True)
-    subprocess.run(["git", "worktree", "prune"], cwd=origin, capture_output=True, check=False)
+    _git(origin, "worktree", "prune")
 
 
 def tree_files(tree: Path) -> dict[str, str]:
