@@ -119,8 +119,8 @@ Gated = tuple[tuple[str, ...], re.Pattern[str]]
 
 
 # Held while the detectors load and while the environment is scanned: where two threads first
-# redact at once (two runs started from two threads, a capture's program probe beside its
-# caller), the second waits for the first's answers instead of compiling every pattern again.
+# redact at once (two runs started from two threads), the second waits for the first's answers
+# instead of compiling every pattern again. Reentrant: a scan loads the detectors inside it.
 _ONCE = threading.RLock()
 
 
