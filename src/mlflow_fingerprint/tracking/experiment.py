@@ -55,7 +55,8 @@ class StoredRun:
     metric_steps: Mapping[str, int]  # the step that latest value was logged at
 
 
-def _stored(run: Any) -> StoredRun:
+def stored_run(run: Any) -> StoredRun:
+    """An MLflow ``Run`` (or the REST reader's) as :class:`StoredRun`."""
     latest = getattr(run.data, "_metric_objs", None) or []
     return StoredRun(
         run_id=run.info.run_id,
@@ -85,7 +86,7 @@ def search(
             page_token=token,
             order_by=["attributes.start_time ASC"],
         )
-        runs.extend(_stored(r) for r in page)
+        runs.extend(stored_run(r) for r in page)
         token = page.token
         if not token:
             return runs
