@@ -53,4 +53,8 @@ def main(argv: Sequence[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    from .collector import held_off
+
+    with held_off():  # a diff's imports, beside the user's next training: as cheap as it can be
+        code = main(sys.argv[1:])
+    sys.exit(code)

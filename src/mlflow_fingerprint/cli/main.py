@@ -316,4 +316,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry() -> None:
-    sys.exit(main())
+    """The ``fingerprint`` process: its collector held off (``collector``)."""
+    from .collector import held_off
+
+    with held_off():
+        code = main()
+    sys.exit(code)
