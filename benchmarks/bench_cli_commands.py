@@ -13,6 +13,9 @@ commands run in turn (so whatever else the machine does slows each alike):
   run A and downloads its fingerprint artifact: the least any MLflow client pays to look at a
   run here (on a sqlite store that includes MLflow's SQLAlchemy store and its schema check; on a
   server, its HTTP requests);
+- ``mlflow floor, collector held off``: the same process with the garbage collector as the
+  ``fingerprint`` process has it (off while it runs, everything frozen at its end:
+  ``cli/collector.py``), which any MLflow script could do too;
 - ``fingerprint diff A B`` / ``show A`` / ``find A`` / ``audit``, ``diff a.json b.json`` and
   ``fingerprint --help``.
 
@@ -57,6 +60,8 @@ run = client.get_run(sys.argv[2])
 with tempfile.TemporaryDirectory() as tmp:
     client.download_artifacts(run.info.run_id, "fingerprint.json", tmp)
 """
+
+FLOOR_HELD = f"import gc\ngc.disable()\n{FLOOR}gc.freeze()\n"
 
 
 def timed(cmd: list[str], env: dict[str, str]) -> float:
@@ -122,6 +127,8 @@ def measure(uri: str, workdir: Path, repeats: int) -> tuple[dict[str, float], di
         **os.environ,
         "MLFLOW_TRACKING_URI": uri,
         "MLFLOW_FINGERPRINT_SPOOL": str(workdir / "spool"),
+        # no run description: the second run's would be a diff running beside the timings
+        "MLFLOW_FINGERPRINT_DESCRIBE": "0",
     }
     made = subprocess.run(
         [sys.executable, "-c", MAKE_RUNS, uri],
@@ -142,6 +149,7 @@ def measure(uri: str, workdir: Path, repeats: int) -> tuple[dict[str, float], di
     commands = {
         "python -c 'import mlflow'": [sys.executable, "-c", "import mlflow"],
         "mlflow floor (client, get_run, artifact)": [sys.executable, "-c", FLOOR, uri, a],
+        "mlflow floor, collector held off": [sys.executable, "-c", FLOOR_HELD, uri, a],
         "fingerprint diff A B": [*cli, "diff", a, b],
         "fingerprint show A": [*cli, "show", a],
         "fingerprint find A": [*cli, "find", a],
@@ -149,7 +157,9 @@ def measure(uri: str, workdir: Path, repeats: int) -> tuple[dict[str, float], di
         "fingerprint diff a.json b.json": [*cli, "diff", *files],
         "fingerprint --help": [*cli, "--help"],
     }
-    for cmd in commands.values():  # warm the page cache and the .pyc files
+    # Warm the page cache and the .pyc files (where PYTHONDONTWRITEBYTECODE is set, Python writes
+    # none: `make bench` compiles the package first, as an install has it).
+    for cmd in commands.values():
         timed(cmd, env)
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(repeats):
