@@ -7,7 +7,9 @@ mlflow and this package first (imports are the program's), then measures the tim
 line of the run's body and the growth of its resident set (``/proc/self/statm``) from before the
 run starts to that line. The two kinds alternate, ``--repeats`` each; medians are printed with
 the difference (goals: <= 50 ms, <= 50 MB). A Keras program shows what the fingerprint costs a
-program that never imports torch.
+program that never imports torch. Run descriptions are off (``MLFLOW_FINGERPRINT_DESCRIBE=0``):
+each fingerprinted run's end would start a comparison process running beside the next timed
+one, whichever kind it is.
 
     python benchmarks/bench_start.py [--repeats 3] [--framework torch|keras]
 """
