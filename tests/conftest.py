@@ -34,6 +34,10 @@ from support.trained import TrainedRuns, shared_runs
 # A fingerprinted run starts a process at its end that writes its MLflow description (seconds of
 # CPU each); the hundreds of runs the tests train need none (test_run_announce.py turns it on).
 os.environ.setdefault("MLFLOW_FINGERPRINT_DESCRIBE", "0")
+# Every process the tests start (and the workers) ends without the interpreter's last collection
+# over its heap, about 1 s with torch and MLflow imported: `make test` installs the hook
+# (tests/support/frozen_exit.pth), this turns it on. Finalizers and atexit hooks run as before.
+os.environ.setdefault("MFP_TESTS_FROZEN_EXIT", "1")
 
 pytest_plugins = ["pytester", "support.fixtures", "support.tiers"]
 
