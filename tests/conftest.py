@@ -36,7 +36,8 @@ from support.trained import TrainedRuns, shared_runs
 os.environ.setdefault("MLFLOW_FINGERPRINT_DESCRIBE", "0")
 # Every process the tests start (and the workers) ends without the interpreter's last collection
 # over its heap, about 1 s with torch and MLflow imported: `make test` installs the hook
-# (tests/support/frozen_exit.pth), this turns it on. Finalizers and atexit hooks run as before.
+# (tests/support/frozen_exit.pth), this turns it on. Every other atexit hook runs before it; only
+# the finalizers of cyclic garbage left at exit are skipped.
 os.environ.setdefault("MFP_TESTS_FROZEN_EXIT", "1")
 
 pytest_plugins = ["pytester", "support.fixtures", "support.tiers"]

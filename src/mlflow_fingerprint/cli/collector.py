@@ -52,5 +52,6 @@ def held_off(seconds: float = PAUSE_S) -> Iterator[None]:
         yield
     finally:
         timer.cancel()
-        resume()
-        gc.freeze()  # what the body made since the timer fired, if it did
+        with lock:  # a timer firing now finds the collector on and does nothing
+            gc.freeze()
+            gc.enable()
