@@ -124,21 +124,38 @@ Gated = tuple[tuple[str, ...], re.Pattern[str]]
 _ONCE = threading.RLock()
 
 
-def _detectors() -> tuple[tuple[re.Pattern[str], ...], tuple[Gated, ...], Any]:
+def _detectors() -> tuple[tuple[re.Pattern[str], ...], tuple[Gated, ...]]:
     """:func:`_loaded_detectors`, loaded by one thread at a time."""
     with _ONCE:
         return _loaded_detectors()
 
 
 @lru_cache(maxsize=1)
-def _loaded_detectors() -> tuple[tuple[re.Pattern[str], ...], tuple[Gated, ...], Any]:
+def _loaded_detectors() -> tuple[tuple[re.Pattern[str], ...], tuple[Gated, ...]]:
     """The shape patterns (ours and detect-secrets' regex detectors): anchored ones, and gated
-    ones with their gates; and detect-secrets' keyword detector. Loaded once. Left out: the
-    public-IP detector (an address is no secret) and the Cloudant, IBM and SoftLayer ones, whose
-    patterns have no literal to gate on and cost over 100 ms a megabyte each; a key given to
-    such a name is still masked by the keyword rules."""
+    ones with their gates. Loaded once. Left out: the public-IP detector (an address is no
+    secret) and the Cloudant, IBM and SoftLayer ones, whose patterns have no literal to gate on
+    and cost over 100 ms a megabyte each; a key given to such a name is still masked by the
+    keyword rules."""
     with _warnings_left_alone():
         return _load_detectors()
+
+
+def _keyword_detector() -> Any:
+    """:func:`_loaded_keyword_detector`, loaded by one thread at a time."""
+    with _ONCE:
+        return _loaded_keyword_detector()
+
+
+@lru_cache(maxsize=1)
+def _loaded_keyword_detector() -> Any:
+    """detect-secrets' keyword detector, loaded on the first line that needs it (one naming a
+    secret and holding a quote): its module compiles a hundred patterns as it loads, about 5 ms
+    that a run's start, whose texts seldom hold such a line, need not pay."""
+    with _warnings_left_alone():
+        from detect_secrets.plugins import keyword
+
+        return keyword.KeywordDetector()
 
 
 @contextmanager
@@ -158,7 +175,7 @@ def _warnings_left_alone() -> Iterator[None]:
             logging.captureWarnings(False)
 
 
-def _load_detectors() -> tuple[tuple[re.Pattern[str], ...], tuple[Gated, ...], Any]:
+def _load_detectors() -> tuple[tuple[re.Pattern[str], ...], tuple[Gated, ...]]:
     from detect_secrets.plugins import (
         artifactory,
         aws,
@@ -168,7 +185,6 @@ def _load_detectors() -> tuple[tuple[re.Pattern[str], ...], tuple[Gated, ...], A
         github_token,
         gitlab_token,
         jwt,
-        keyword,
         mailchimp,
         npm,
         openai,
@@ -215,7 +231,7 @@ def _load_detectors() -> tuple[tuple[re.Pattern[str], ...], tuple[Gated, ...], A
                 anchored.append(pattern)
             else:
                 gated.append((gate, pattern))
-    return tuple(anchored), tuple(gated), keyword.KeywordDetector()
+    return tuple(anchored), tuple(gated)
 
 
 def _mask_match(match: re.Match[str]) -> str:
@@ -257,12 +273,12 @@ def _chunks(text: str) -> Iterator[str]:
         start = end
 
 
-def _keyword_line(line: str, keyword_detector: Any) -> str:
+def _keyword_line(line: str) -> str:
     """A line naming a secret: the value given to the name (ours and detect-secrets' rules; its
-    rules all need a quote)."""
+    rules all need a quote, so its detector is loaded only for a line holding one)."""
     line = _ASSIGNED.sub(_mask_assigned, line)
     if '"' in line or "'" in line:
-        for value in keyword_detector.analyze_string(line):
+        for value in _keyword_detector().analyze_string(line):
             if value and value != MASK and not _KEPT.fullmatch(value):
                 line = line.replace(value, MASK)
     return line
@@ -372,7 +388,7 @@ def _redact_chunk(chunk: str, secrets: list[str], keywords: bool, entropy: bool)
     """Mask one chunk of whole lines: the secret values and the anchored shapes over the chunk,
     the gated shapes and the keyword rules on the lines that may hold them, then (``entropy``)
     what is left that looks random."""
-    anchored, gated, keyword_detector = _detectors()
+    anchored, gated = _detectors()
     for secret in secrets:
         chunk = chunk.replace(secret, MASK)
     for pattern in anchored:
@@ -383,9 +399,8 @@ def _redact_chunk(chunk: str, secrets: list[str], keywords: bool, entropy: bool)
     basic = partial(_BASIC.sub, _mask_basic)
     chunk = _on_lines(chunk, _lines_holding(chunk, ("Basic", "basic", "BASIC")), basic)
     if keywords:
-        keyword = partial(_keyword_line, keyword_detector=keyword_detector)
         lowered = chunk.translate(_ASCII_LOWER)
-        chunk = _on_lines(chunk, _lines_holding(lowered, KEYWORDS), keyword)
+        chunk = _on_lines(chunk, _lines_holding(lowered, KEYWORDS), _keyword_line)
     if entropy:
         chunk = _RANDOM_CANDIDATE.sub(_mask_random, chunk)
     return chunk
