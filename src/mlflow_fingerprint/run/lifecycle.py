@@ -250,7 +250,6 @@ class FingerprintRun:
         overrides = self._prep.forced.overrides if self._prep is not None else Overrides()
         if overrides.values:
             writer.record(Tags({layout.TAG_OVERRIDES: redact_text(overrides.canonical(), secrets)}))
-        self._publish(fp, "start")
         writer.drain()
         if not writer.wait_started(start_timeout(o.start_timeout_s, uri)):
             stuck = writer.stuck  # read once: the uploader may clear it as the writer stops
@@ -262,8 +261,10 @@ class FingerprintRun:
         elif writer.run is not None and not rec.joined:
             rec.attached = attach(mlflow, writer.run, uri)
 
-        # Made on the spool thread once the run exists: reading and scanning a large diff must
-        # neither block the caller nor compete with the run's creation.
+        # Made on the spool thread once the run exists: serialising and scanning the record, and
+        # reading and scanning a large diff, must neither block the caller nor compete with the
+        # run's creation. The run's creation carries the tags already.
+        self._publish(fp, "start")
         publish.to_writer(
             writer,
             [*tagging.side_artifacts(fp, secrets), *ranks.rank_artifacts(rank_records, secrets)],
