@@ -40,6 +40,10 @@ __all__ = [
 ]
 
 
+_MISSING = object()
+_NOT_CAPTURED = freeze(unavailable("not captured"))
+
+
 @dataclass(frozen=True)
 class Fingerprint:
     """One process's environment, numerics and recipe, as probes saw it at ``captured_at``."""
@@ -58,21 +62,28 @@ class Fingerprint:
         return self.sections[section]
 
     def get(self, dotted: str, default: Any = None) -> Any:
-        """A field by dotted path, e.g. ``fp.get("gpu.devices.0.architecture")``."""
-        return get_path(self.to_dict(), dotted, default)
+        """A field by dotted path, e.g. ``fp.get("gpu.devices.0.architecture")``, as
+        ``to_dict()`` holds it. Walks the frozen record and thaws only what it finds: a run's
+        start reads fields one at a time, and thawing all of it for each cost a millisecond."""
+        found = get_path(self._frozen_record(), dotted, _MISSING)
+        return default if found is _MISSING else thaw(found)
 
     def to_dict(self) -> dict[str, Any]:
+        return {name: thaw(value) for name, value in self._frozen_record().items()}
+
+    def _frozen_record(self) -> dict[str, Any]:
+        """The record's top level over the frozen sections, in the JSON record's order."""
         record: dict[str, Any] = {
             "schema_version": self.schema_version,
             "tool_version": self.tool_version,
             "captured_at": self.captured_at,
         }
         for name in SECTIONS:
-            record[name] = thaw(self.sections.get(name, unavailable("not captured")))
+            record[name] = self.sections.get(name, _NOT_CAPTURED)
         for name, value in self.sections.items():
             if name not in record:
-                record[name] = thaw(value)
-        record["hashes"] = thaw(self.hashes)
+                record[name] = value
+        record["hashes"] = self.hashes
         return record
 
     def to_json(self, indent: int | None = 2) -> str:

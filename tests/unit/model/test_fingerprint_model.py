@@ -13,6 +13,7 @@ from mlflow_fingerprint.model.fingerprint import (
     SECTIONS,
     Fingerprint,
     FingerprintError,
+    get_path,
 )
 from mlflow_fingerprint.model.hashing import compute_hashes, strip_volatile
 
@@ -54,6 +55,28 @@ def test_json_round_trip_keeps_record_and_hashes(fp: Fingerprint, tmp_path: Path
 def test_dotted_get_reads_lists(fp: Fingerprint) -> None:
     assert fp.get("hashes.env") == fp.hashes["env"]
     assert fp.get("no.such.field", "dflt") == "dflt"
+
+
+def test_dotted_get_gives_what_to_dict_holds_as_plain_values() -> None:
+    """``get`` reads the frozen record without thawing all of it: what it returns is still the
+    plain value ``to_dict()`` holds (lists and dicts, not tuples and read-only mappings)."""
+    fp = Fingerprint(
+        schema_version=SCHEMA_VERSION,
+        tool_version="0",
+        captured_at="2026-01-01T00:00:00Z",
+        sections={"gpu": {"devices": [{"name": "A", "caps": [8, 0]}]}, "extra": {"k": 1}},
+        hashes={"env": "abc"},
+    )
+    record = fp.to_dict()
+    for dotted in ("gpu", "gpu.devices", "gpu.devices.0", "gpu.devices.0.caps", "cuda", "extra"):
+        value = fp.get(dotted)
+        assert value == get_path(record, dotted), dotted
+        assert type(value) in (dict, list), dotted
+    assert fp.get("gpu.devices.0.caps.1") == 0
+    assert fp.get("cuda") == {"unavailable": "not captured"}
+    assert fp.get("schema_version") == SCHEMA_VERSION
+    assert fp.get("hashes") == {"env": "abc"}
+    assert fp.get("gpu.devices.1", ("kept",)) == ("kept",)  # a default comes back as given
 
 
 @pytest.mark.parametrize(
