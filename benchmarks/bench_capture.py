@@ -8,7 +8,8 @@ process is not cached yet): ``--first`` fresh processes each import torch and th
 time one ``mfp.capture()`` and one ``get_env_info()``, then as many that import MLflow too (as a
 decorated training has), then as many that have also loaded the secret detectors (every import
 the capture makes done); another fresh process runs each probe alone (first call, in turn) and
-the slowest are named.
+the slowest are named. A timed capture in which a probe failed or timed out stops the benchmark:
+it did less than its work.
 
     python benchmarks/bench_capture.py [--repeats N]
 """
@@ -38,9 +39,10 @@ import torch
 from torch.utils import collect_env
 import mlflow_fingerprint as mfp
 from mlflow_fingerprint.capture import core
-start = time.perf_counter(); mfp.capture(); ours = time.perf_counter() - start
+start = time.perf_counter(); fp = mfp.capture(); ours = time.perf_counter() - start
 start = time.perf_counter(); collect_env.get_env_info(); theirs = time.perf_counter() - start
-print(json.dumps({"ours": ours, "theirs": theirs}))
+failed = [w for w in ("probe failed", "timed out", "git status failed") if w in fp.to_json()]
+print(json.dumps({"ours": ours, "theirs": theirs, "failed": failed}))
 """
 # The same in a training's process: MLflow imported too, as by every decorated training (it
 # brings ``requests``, which the secret detectors' first load would otherwise import).
@@ -49,9 +51,9 @@ FIRST_TRAINING = FIRST.replace("import torch\n", "import torch\nimport mlflow\n"
 # package and the regular expressions its plugins compile as they load) are loaded by a first
 # redaction. What is left is the probes' own first work: the "imports done" of issue 27.
 FIRST_IMPORTED = FIRST_TRAINING.replace(
-    "start = time.perf_counter(); mfp.capture()",
+    "start = time.perf_counter(); fp = mfp.capture()",
     "from mlflow_fingerprint.redact import redact_text\nredact_text('warm')\n"
-    "start = time.perf_counter(); mfp.capture()",
+    "start = time.perf_counter(); fp = mfp.capture()",
     1,
 )
 # In a fresh process: each probe's first call, alone, in turn.
@@ -70,7 +72,10 @@ print(json.dumps(times))
 
 def fresh(code: str) -> dict[str, float]:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    if result.pop("failed", None):  # a probe that failed did less than its work: not a timing
+        raise SystemExit(f"a probe failed in the timed capture: {result}")
+    return result
 
 
 def main() -> None:

@@ -11,7 +11,8 @@ machine's speed drifts. The two kinds alternate, ``--repeats`` each; medians are
 difference (goals: <= 50 ms, <= 50 MB). A Keras program shows what the fingerprint costs a program
 that never imports torch. Run descriptions are off (``MLFLOW_FINGERPRINT_DESCRIBE=0``): each
 fingerprinted run's end would start a comparison process running beside the next timed one,
-whichever kind it is.
+whichever kind it is. A run that did not start (a failed start skips the work being timed) stops
+the benchmark with what the process printed.
 
     python benchmarks/bench_start.py [--repeats 3] [--framework torch|keras]
 """
@@ -49,6 +50,7 @@ seen = {}
 
 def first_line():
     seen["t"], seen["cpu"], seen["rss"] = time.perf_counter(), time.process_time(), rss()
+    seen["run"] = mlflow.active_run() is not None  # a start that failed is not a start
 
 if kind == "fingerprinted":
     @mfp.fingerprinted(experiment="bench-start", tracking_uri=uri)
@@ -61,7 +63,8 @@ else:
     with mlflow.start_run():
         first_line()
 print(json.dumps({
-    "s": seen["t"] - start, "cpu": seen["cpu"] - cpu, "mb": (seen["rss"] - before) / 2**20
+    "s": seen["t"] - start, "cpu": seen["cpu"] - cpu, "mb": (seen["rss"] - before) / 2**20,
+    "run": seen["run"],
 }))
 """
 
@@ -76,7 +79,10 @@ def once(kind: str, uri: str, env: dict[str, str], framework: str) -> dict[str, 
         env=env,
         check=True,
     )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    if not result["run"]:  # timing a start that gave up (and skipped its work) would flatter it
+        raise SystemExit(f"the {kind} run did not start: {out.stderr.strip()[-500:]}")
+    return result
 
 
 def main() -> None:

@@ -35,7 +35,6 @@ import hashlib
 import hmac
 import itertools
 import math
-import os
 import re
 import secrets as _random
 import string
@@ -47,6 +46,8 @@ from contextlib import contextmanager
 from functools import lru_cache, partial
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+
+from .environment import environ_copy
 
 MASK = "***"
 CHUNK_CHARS = 1 << 16
@@ -450,7 +451,7 @@ def secret_env_values(environ: Mapping[str, str] | None = None, min_length: int 
     ``SETTINGS``)."""
     from .settings import settings
 
-    env = os.environ if environ is None else environ
+    env = environ_copy() if environ is None else environ
     keep = frozenset(settings().not_secret)
     with _ONCE:
         named = {v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= min_length}

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..environment import environ_copy
 from ..model.fingerprint import unavailable
 from ..redact import strip_url_credentials
 from . import git_files, process
@@ -109,7 +110,7 @@ def _start_git(repo: Repo, args: tuple[str, ...]) -> process.Started:
     forked meanwhile must not hold the reader up until it exits. The git GitPython would run
     (``GIT_PYTHON_GIT_EXECUTABLE``) where one is named."""
     executable = os.environ.get("GIT_PYTHON_GIT_EXECUTABLE") or "git"
-    env = {**os.environ, "LC_ALL": "C", "LANGUAGE": "C", "GIT_TERMINAL_PROMPT": "0"}
+    env = {**environ_copy(), "LC_ALL": "C", "LANGUAGE": "C", "GIT_TERMINAL_PROMPT": "0"}
     return process.start([executable, "-C", str(repo.working_tree_dir), *args], env=env)
 
 

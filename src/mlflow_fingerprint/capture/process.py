@@ -24,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
 
+from ..environment import environ_copy
+
 
 @dataclass(frozen=True)
 class Started:
@@ -35,8 +37,9 @@ class Started:
 
 
 def start(cmd: Sequence[str], env: Mapping[str, str] | None = None) -> Started:
-    """Start ``cmd`` with stdin closed and stdout/stderr going to anonymous temporary files.
-    Raises FileNotFoundError when the program is not on PATH."""
+    """Start ``cmd`` with stdin closed and stdout/stderr going to anonymous temporary files, in
+    ``env`` (default: a copy of this process's, see ``environment``). Raises FileNotFoundError
+    when the program is not on PATH."""
     executable = shutil.which(cmd[0])
     if executable is None:
         raise FileNotFoundError(f"{cmd[0]} is not on PATH")
@@ -46,7 +49,7 @@ def start(cmd: Sequence[str], env: Mapping[str, str] | None = None) -> Started:
     try:
         proc = subprocess.Popen(
             [executable, *cmd[1:]],
-            env=dict(env) if env is not None else None,
+            env=dict(env) if env is not None else environ_copy(),
             close_fds=False,
             stdin=subprocess.DEVNULL,
             stdout=out,

@@ -9,7 +9,6 @@ ended (``process``), then its MLflow run, where it exists, is ended FAILED (a ti
 from __future__ import annotations
 
 import json
-import os
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import layout
+from ..environment import environ_copy
 from ..errors import Terminated, UsageError
 from ..model.hashing import canonical_json
 from ..tracking import store as tracking
@@ -83,7 +83,7 @@ class Rerunner:
         if self.swap is not None:
             self.swap.set(plan.files)
         token = uuid.uuid4().hex
-        job = job_for(launch, self.tree, self.origin, self.uri, token, os.environ)
+        job = job_for(launch, self.tree, self.origin, self.uri, token, environ_copy())
         started = time.monotonic()
         try:
             finished = self.executor.execute(job)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..capture.program import file_sha256
+from ..environment import environ_copy
 from ..errors import UsageError
 from .recipe import Recipe
 
@@ -35,7 +36,7 @@ def _git(root: Path, *args: str, stdin: str | None = None) -> subprocess.Complet
     return subprocess.run(
         ["git", *args],
         cwd=root,
-        env=dict(os.environ),
+        env=environ_copy(),
         input=stdin,
         capture_output=True,
         text=True,

@@ -20,6 +20,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..environment import environ_copy
 from ..redact import strip_url_credentials
 from ..settings import settings
 from ..tracking import uploader
@@ -64,7 +65,7 @@ def start_describer(uri: str, run_id: str, previous: str | None) -> None:
     """Start the detached process that writes ``run_id``'s description (comparing it with
     ``previous``, or with the run it finds itself where the lookup here ran out of time); the
     URI goes in its environment (credentials already moved there by ``tracking.credentials``)."""
-    env = {**os.environ, "MLFLOW_TRACKING_URI": uri}
+    env = {**environ_copy(), "MLFLOW_TRACKING_URI": uri}
     try:
         subprocess.Popen(
             [sys.executable, "-m", DESCRIBER, run_id, *([previous] if previous else [])],

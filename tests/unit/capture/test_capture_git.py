@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import mlflow_fingerprint as mfp
+from support.env_churn import churning_environment
 from support.gitrepo import REMOTE_TOKEN, git, repo_with_token_remote
 
 TOKEN = REMOTE_TOKEN
@@ -87,3 +88,17 @@ def test_corrupt_index_becomes_unavailable_fields(repo: Path) -> None:
     assert fp.get("git.commit") == git(repo, "rev-parse", "HEAD").strip()
     assert "unavailable" in fp.get("git.dirty")
     json.loads(fp.to_json())  # still a complete, serialisable record
+
+
+def test_git_is_read_while_another_thread_changes_the_environment(repo: Path) -> None:
+    """git is started with a copy of the environment: copied while MLflow's telemetry thread
+    unset a variable, ``{**os.environ}`` raised and the section was lost."""
+    from mlflow_fingerprint.capture import git as git_probe
+    from mlflow_fingerprint.capture.core import make_context
+
+    head = git(repo, "rev-parse", "HEAD").strip()
+    ctx = make_context(cwd=repo)
+    with churning_environment():
+        sections = [git_probe.probe(ctx) for _ in range(12)]
+    assert [section.get("commit") for section in sections] == [head] * 12
+    assert all(section["dirty"] is False for section in sections)

@@ -1,10 +1,12 @@
 """What a decorated ``train()`` waits for before its first line: the run's creation, not the
 serialising and scanning of its fingerprint record, which the spool thread does once the run
-exists."""
+exists; and what must not stop its start being recorded: another thread changing the
+environment meanwhile."""
 
 from __future__ import annotations
 
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,10 @@ from mlflow.tracking import MlflowClient
 
 import mlflow_fingerprint as mfp
 from mlflow_fingerprint import layout
+from mlflow_fingerprint.errors import FingerprintWarning
 from mlflow_fingerprint.model.fingerprint import Fingerprint
+from support.env_churn import churning_environment
+from support.gitrepo import committed_repo
 
 
 def test_the_start_record_is_serialised_off_the_callers_thread(
@@ -44,3 +49,30 @@ def test_the_start_record_is_serialised_off_the_callers_thread(
     client = MlflowClient()
     names = {a.path for a in client.list_artifacts(run_id, layout.ARTIFACT_DIR)}
     assert layout.FINGERPRINT_ARTIFACT in names
+
+
+def test_a_thread_changing_the_environment_does_not_stop_the_start_being_recorded(
+    sqlite_tracking_uri: str,
+    spool_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """MLflow's telemetry unsets a variable from its own thread just after ``import mlflow``
+    (offline); a start reading the environment whole at that moment lost its whole record (the
+    secret scan raised KeyError) or its git section (git's environment could not be copied)."""
+    monkeypatch.chdir(committed_repo(tmp_path / "repo", {"train.py": "print('hi')\n"}))
+
+    @mfp.fingerprinted(experiment="start-churn")
+    def train() -> str | None:
+        run = mlflow.active_run()
+        return None if run is None else run.info.run_id
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FingerprintWarning)
+        with churning_environment():
+            run_ids = [train() for _ in range(3)]
+    client = MlflowClient()
+    for run_id in run_ids:
+        assert run_id is not None
+        tags = client.get_run(run_id).data.tags
+        assert len(tags[layout.TAG_GIT_COMMIT]) == 40
