@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from mlflow_fingerprint.environment import environ_copy
 from support.mlflow_team import MlflowServer
 from support.once import once_per_run
 from support.scripts import load_module
@@ -149,7 +150,7 @@ def restore_environ() -> Iterator[None]:
     process (``--tracking-uri``, quiet defaults, and ``sync`` turns off MLflow's "View run" line),
     and a test that called ``main()`` in-process without this handed them to every later test:
     ``test_sync.py``'s syncs silenced the line ``test_sync_auth.py`` checks MLflow prints."""
-    saved = dict(os.environ)
+    saved = environ_copy()  # MLflow's telemetry thread may unset a variable meanwhile
     yield
     os.environ.clear()
     os.environ.update(saved)
