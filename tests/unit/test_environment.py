@@ -47,8 +47,13 @@ def test_the_secret_scan_of_the_environment_survives_the_same_churn(
     assert all("s3cr3t-value-42" in values for values in found)
 
 
-def test_a_copy_is_a_new_dict_equal_to_the_environment() -> None:
+def test_a_copy_holds_the_environment_and_is_the_callers_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MFP_SET_HERE", "here")
+    monkeypatch.delenv("MFP_NOT_SET_HERE", raising=False)
     copy = environ_copy()
-    assert copy == dict(os.environ)
+    assert copy["MFP_SET_HERE"] == "here"
+    assert "MFP_NOT_SET_HERE" not in copy
     copy["MFP_NOT_SET_HERE"] = "1"
     assert "MFP_NOT_SET_HERE" not in os.environ
