@@ -12,9 +12,12 @@ Shared by tests/test_mlflow_ui.py and docs/make_ui_screenshots.py.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -128,7 +131,10 @@ def open_page(width: int = 1400, height: int = 900, timeout_s: float = 60.0) -> 
     binary = chromium()
     if binary is None:
         raise FileNotFoundError("no chromium on PATH (apt-get install chromium)")
-    with tempfile.TemporaryDirectory() as profile:
+    # Chromium's helpers (renderer, crash handler) can still be writing to the profile for a
+    # moment after the browser exits: its whole process group is ended below, and a file one of
+    # them left behind in that moment must not fail the test that used the page.
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:
         proc = subprocess.Popen(
             [
                 binary,
@@ -153,6 +159,7 @@ def open_page(width: int = 1400, height: int = 900, timeout_s: float = 60.0) -> 
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
+            start_new_session=True,
         )
         try:
             endpoint = _endpoint(proc, timeout_s)
@@ -178,12 +185,19 @@ def open_page(width: int = 1400, height: int = 900, timeout_s: float = 60.0) -> 
             finally:
                 ws.close()
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            _end_group(proc)
+
+
+def _end_group(proc: subprocess.Popen[str]) -> None:
+    """End the browser and every helper it started (its process group): asked first, then
+    killed, so none is still writing to the profile as it is removed."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=15)
+    with contextlib.suppress(ProcessLookupError):  # a hung browser, helpers that outlived it
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
 
 
 def _endpoint(proc: subprocess.Popen[str], timeout_s: float) -> str:
