@@ -16,6 +16,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mlflow_fingerprint.environment import environ_copy
+
 LANES = max(2, min(4, os.cpu_count() or 2))
 
 
@@ -42,14 +44,15 @@ class Lanes:
 
     def start(self) -> None:
         """Start every job. A job without an environment of its own gets this thread's
-        environment as it is now, copied: a lane must never hand its child the C ``environ``
-        (``env=None``), which the tests' own threads rewrite between tests (each test's
-        ``os.environ`` is restored at its end) while the lanes go on. ``subprocess`` starts a
-        child with ``vfork``, the GIL released, and a child that calls ``execv`` while the
-        parent reallocates that array fails with ``EFAULT`` ("Bad address", seen once in CI)."""
+        environment as it is now, copied in one piece (``environ_copy``): a lane must never hand
+        its child the C ``environ`` (``env=None``), which the tests' own threads rewrite between
+        tests (each test's ``os.environ`` is restored at its end) while the lanes go on.
+        ``subprocess`` starts a child with ``vfork``, the GIL released, and a child that calls
+        ``execv`` while the parent reallocates that array fails with ``EFAULT`` ("Bad address",
+        seen once in CI)."""
         if self._pool is not None:
             return
-        inherited = dict(os.environ)
+        inherited = environ_copy()
         self._pool = ThreadPoolExecutor(self.lanes, thread_name_prefix="lane")
         for name, job in self.jobs.items():
             self._futures[name] = self._pool.submit(_run, job, inherited)
