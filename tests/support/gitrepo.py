@@ -17,6 +17,16 @@ def git(cwd: Path, *args: str) -> str:
     ).stdout
 
 
+def printed_diff(cwd: Path) -> bytes:
+    """What ``git diff HEAD`` prints in ``cwd``, as bytes: what a diff digest is taken of."""
+    return subprocess.run(
+        ["git", "diff", "HEAD", "--no-color", "--no-ext-diff"],
+        cwd=cwd,
+        capture_output=True,
+        check=True,
+    ).stdout
+
+
 def committed_repo(root: Path, files: dict[str, str]) -> Path:
     """A new repository at ``root`` whose first commit holds ``files`` (name -> text)."""
     root.mkdir(parents=True, exist_ok=True)

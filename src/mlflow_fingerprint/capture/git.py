@@ -100,8 +100,19 @@ def read_diff(
     return DiffRead(size, lines, None if cut else digest.hexdigest(), bytes(head))
 
 
-DIFF_ARGS = ("diff", "HEAD", "--no-color", "--no-ext-diff")
-# --no-optional-locks: a background reader must not take index.lock from the user's own git.
+# --no-optional-locks: a background reader must not take index.lock from the user's own git
+# (a ``git commit`` of theirs meanwhile would fail: "index.lock: File exists"). ``git diff`` takes
+# it regardless (git 2.39: it rewrites the index where files were touched but not changed), unless
+# ``diff.autoRefreshIndex`` is off, which leaves what it prints as it was.
+DIFF_ARGS = (
+    "--no-optional-locks",
+    "-c",
+    "diff.autoRefreshIndex=false",
+    "diff",
+    "HEAD",
+    "--no-color",
+    "--no-ext-diff",
+)
 STATUS_ARGS = ("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=normal")
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -10,7 +12,7 @@ import pytest
 
 import mlflow_fingerprint as mfp
 from support.env_churn import churning_environment
-from support.gitrepo import REMOTE_TOKEN, git, repo_with_token_remote
+from support.gitrepo import REMOTE_TOKEN, git, printed_diff, repo_with_token_remote
 
 TOKEN = REMOTE_TOKEN
 
@@ -102,3 +104,23 @@ def test_git_is_read_while_another_thread_changes_the_environment(repo: Path) ->
         sections = [git_probe.probe(ctx) for _ in range(12)]
     assert [section.get("commit") for section in sections] == [head] * 12
     assert all(section["dirty"] is False for section in sections)
+
+
+def test_the_capture_leaves_the_index_to_the_users_own_git(repo: Path) -> None:
+    """Files touched but not changed, beside one edited: ``git diff`` would rewrite the index
+    under index.lock, which fails a ``git commit`` the user runs meanwhile. The capture reads
+    the same diff and writes nothing."""
+    (repo / "helper.py").write_text("x = 1\n")
+    (repo / "notes.md").write_text("notes\n")
+    git(repo, "add", "helper.py", "notes.md")
+    git(repo, "commit", "-q", "-m", "two more files")
+    index = repo / ".git" / "index"
+    later = index.stat().st_mtime + 60  # stat data no longer matches the index: not racy either
+    for name in ("helper.py", "notes.md"):
+        os.utime(repo / name, (later, later))
+    (repo / "train.py").write_text("lr = 0.2\n")
+    before = (index.read_bytes(), index.stat().st_mtime_ns)
+    fp = mfp.capture(cwd=repo)
+    assert (index.read_bytes(), index.stat().st_mtime_ns) == before
+    assert fp.get("git.changed_count") == 1
+    assert fp.get("git.diff_digest") == hashlib.sha256(printed_diff(repo)).hexdigest()[:16]

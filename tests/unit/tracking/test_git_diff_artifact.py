@@ -5,7 +5,6 @@ fingerprint's own digest of it, which a huge diff leaves unavailable rather than
 from __future__ import annotations
 
 import hashlib
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ import mlflow_fingerprint as mfp
 from mlflow_fingerprint import layout
 from mlflow_fingerprint.capture import git as git_probe
 from mlflow_fingerprint.tracking.tags import side_artifacts
-from support.gitrepo import committed_repo
+from support.gitrepo import committed_repo, printed_diff
 
 TOKEN = "gl" + "pat-" + "Zq8Xw2Vb6Nm4Kj0Hg5Fd"
 
@@ -55,12 +54,7 @@ def test_over_the_cap_only_its_size_and_digest_are_kept(
     monkeypatch.setenv("MLFLOW_FINGERPRINT_GIT_DIFF", "100")
     data = diff_artifact(dirty_repo)
     assert data is not None
-    raw = subprocess.run(
-        ["git", "diff", "HEAD", "--no-color", "--no-ext-diff"],
-        cwd=dirty_repo,
-        capture_output=True,
-        check=True,
-    ).stdout
+    raw = printed_diff(dirty_repo)
     text = data.decode()
     assert text.startswith("# mlflow-fingerprint: diff not stored")
     assert f"{len(raw)} bytes, over the cap of 100" in text
