@@ -82,25 +82,49 @@ def _nccl_version(torch: Any) -> Any:
     return version
 
 
+# cuda.h's own version (12040 is 12.4), near the top of a header of about a megabyte.
+CUDA_H_VERSION = re.compile(rb"^#define CUDA_VERSION (\d+)\s*$", re.MULTILINE)
+CUDA_H_READ_BYTES = 64 * 1024
+DEFAULT_HOME = "/usr/local/cuda"
+
+
 def toolkit_version() -> Any:
     """The system CUDA toolkit, looked up once per (CUDA_HOME, CUDA_PATH, PATH)."""
     key = (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), os.environ.get("PATH"))
     return _toolkit_version(*key)
 
 
+def _home_version(home: Path) -> dict[str, str] | None:
+    """The toolkit installed at ``home``, from its files: ``version.json`` (a runfile or package
+    install), else the ``CUDA_VERSION`` of ``include/cuda.h`` beside a ``bin/nvcc`` (a toolkit
+    assembled from NVIDIA's wheels has no version.json); what that nvcc would print as its
+    release, without starting it."""
+    version_json = home / "version.json"
+    if version_json.is_file():
+        version = json.loads(version_json.read_text()).get("cuda", {}).get("version")
+        if version:
+            return {"version": ".".join(version.split(".")[:2]), "source": str(version_json)}
+    header = home / "include" / "cuda.h"
+    if (home / "bin" / "nvcc").is_file() and header.is_file():
+        with header.open("rb") as file:
+            match = CUDA_H_VERSION.search(file.read(CUDA_H_READ_BYTES))
+        if match:
+            major, rest = divmod(int(match.group(1)), 1000)
+            return {"version": f"{major}.{rest // 10}", "source": str(header)}
+    return None
+
+
 @functools.lru_cache(maxsize=4)
-def _toolkit_version(cuda_home: str | None, cuda_path: str | None, path: str | None) -> Any:
-    """A version file under CUDA_HOME when there is one (no process), else ``nvcc --version``
-    on PATH, bounded in time. Cached: a toolkit does not change under a running process."""
-    for home in (cuda_home, cuda_path, "/usr/local/cuda"):
-        if not home:
-            continue
-        version_json = Path(home) / "version.json"
-        if version_json.is_file():
-            data = json.loads(version_json.read_text())
-            version = data.get("cuda", {}).get("version")
-            if version:
-                return {"version": ".".join(version.split(".")[:2]), "source": str(version_json)}
+def _toolkit_version(
+    cuda_home: str | None, cuda_path: str | None, path: str | None, default_home: str = DEFAULT_HOME
+) -> Any:
+    """The toolkit's own files under CUDA_HOME, CUDA_PATH or ``default_home`` where they say
+    (no process), else ``nvcc --version`` on PATH, bounded in time. Cached: a toolkit does not
+    change under a running process."""
+    for home in (cuda_home, cuda_path, default_home):
+        found = _home_version(Path(home)) if home else None
+        if found:
+            return found
     nvcc = shutil.which("nvcc", path=path)
     if not nvcc:
         return None
