@@ -1,8 +1,9 @@
-"""Run every probe, each isolated in its own thread and bounded in time, and assemble a Fingerprint.
+"""Run every probe off the caller's thread, each bounded in time, and assemble a Fingerprint.
 
 A probe that raises or overruns becomes ``{"unavailable": reason}``; nothing it does can reach the
-caller's training loop. Probes run concurrently because the slow ones (git, NVML) mostly wait on
-the OS, which keeps a whole capture well under what a single ``pip list`` costs.
+caller's training loop. The probes that wait on the OS (git, nvcc, NVML) run concurrently, each in
+a thread of its own, beside one thread that runs the rest in turn, which keeps a whole capture well
+under what a single ``pip list`` costs.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import contextvars
 import dataclasses
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,6 +62,11 @@ PROBES: dict[str, Probe] = {
     "tensorflow": tensorflow_info.probe,
     "keras": tensorflow_info.probe_keras,
 }
+# The probes that wait on the OS: a child process (git, nvcc) or the driver (NVML, cuDNN's
+# library). Each gets a thread of its own, so their waits overlap each other and the rest.
+WAITING = frozenset({"git", "cuda", "gpu"})
+# How long one probe may hold the thread the others share before they are given their own.
+SPILL_AFTER_S = 0.25
 
 
 def _first_line(exc: BaseException) -> str:
@@ -74,29 +81,68 @@ def _run_probe(name: str, probe: Probe, ctx: ProbeContext, out: dict[str, Any]) 
         out[name] = unavailable(f"probe failed: {type(exc).__name__}: {_first_line(exc)}")
 
 
+def _thread(target: Callable[..., None], *args: Any, name: str) -> threading.Thread:
+    """A started daemon thread running ``target`` in a copy of the caller's context: torch keeps
+    the values a program assigns to its config modules (``torch._inductor.config``, which
+    ``use_deterministic_algorithms`` sets) in context variables, so a bare thread would read the
+    defaults instead."""
+    thread = threading.Thread(
+        target=contextvars.copy_context().run, args=(target, *args), name=name, daemon=True
+    )
+    thread.start()
+    return thread
+
+
+def _run_in_turn(
+    pending: deque[str], probes: dict[str, Probe], ctx: ProbeContext, out: dict[str, Any]
+) -> None:
+    """Take the next pending probe and run it, until none is left (``run_probes`` may take the
+    rest away to threads of their own meanwhile; ``deque.popleft`` hands each name out once)."""
+    while True:
+        try:
+            name = pending.popleft()
+        except IndexError:
+            return
+        _run_probe(name, probes[name], ctx, out)
+
+
 def run_probes(
-    ctx: ProbeContext, probes: dict[str, Probe], timeout_s: float
+    ctx: ProbeContext,
+    probes: dict[str, Probe],
+    timeout_s: float,
+    waiting: frozenset[str] = WAITING,
 ) -> dict[str, dict[str, Any]]:
     """Run ``probes`` concurrently in daemon threads; a probe still running at the deadline is
     recorded as timed out and left to finish (or hang) without holding the caller.
 
-    Each thread runs in a copy of the caller's context: torch keeps the values a program assigns
-    to its config modules (``torch._inductor.config``, which ``use_deterministic_algorithms``
-    sets) in context variables, so a bare thread would read the defaults instead."""
+    The probes named in ``waiting`` get a thread each, started first. The others only read
+    Python objects and small files, which the GIL runs one at a time whatever the threads; they
+    share one thread and run in turn: a thread each cost a first capture a few milliseconds of
+    threads taking the GIL from each other as they start. A probe that holds that thread for
+    SPILL_AFTER_S sends each probe still waiting behind it to a thread of its own, so a hang
+    costs the others that much time, never their record."""
     results: dict[str, Any] = {}
-    threads = []
-    for name, probe in probes.items():
-        t = threading.Thread(
-            target=contextvars.copy_context().run,
-            args=(_run_probe, name, probe, ctx, results),
-            name=f"mfp-probe-{name}",
-            daemon=True,
-        )
-        t.start()
-        threads.append((name, t))
     deadline = time.monotonic() + timeout_s
-    for _name, t in threads:
-        t.join(max(0.0, deadline - time.monotonic()))
+    threads = [
+        _thread(_run_probe, name, probe, ctx, results, name=f"mfp-probe-{name}")
+        for name, probe in probes.items()
+        if name in waiting
+    ]
+    pending = deque(name for name in probes if name not in waiting)
+    in_turn = _thread(_run_in_turn, pending, probes, ctx, results, name="mfp-probes")
+    left = len(pending)
+    while in_turn.is_alive() and (remaining := deadline - time.monotonic()) > 0:
+        in_turn.join(min(SPILL_AFTER_S, remaining))
+        if in_turn.is_alive() and len(pending) == left:  # one probe held it SPILL_AFTER_S
+            while pending:
+                name = pending.popleft()
+                threads.append(
+                    _thread(_run_probe, name, probes[name], ctx, results, name=f"mfp-probe-{name}")
+                )
+            break
+        left = len(pending)
+    for thread in (in_turn, *threads):
+        thread.join(max(0.0, deadline - time.monotonic()))
     return {
         name: dict(results[name])
         if name in results

@@ -32,6 +32,7 @@ DIGEST_LENGTH = 16
 _HASHES: dict[tuple[str, int, int], str] = {}
 # (module count, roots) -> the project's files among the imported modules.
 _FILES: dict[tuple[int, tuple[Path, ...]], tuple[Path, ...]] = {}
+_NO_DICT: dict[str, Any] = {}  # what a module without a ``__dict__`` is read as
 
 
 def file_sha256(path: Path) -> str | None:
@@ -192,15 +193,24 @@ def project_files(roots: Sequence[Path]) -> list[Path]:
 
 
 def _walk_modules(roots: Sequence[Path]) -> tuple[Path, ...]:
-    """String prefixes, not Path objects: a process with torch holds thousands of modules."""
+    """String prefixes, not Path objects: a process with torch holds thousands of modules, and
+    the first capture of a process pays for the whole walk. One comprehension drops installed
+    code first, by its prefix as written: one ``startswith`` rejects nearly every module. (So a
+    path that starts in the interpreter's prefix and climbs out of it with ``..`` is not
+    followed out.)"""
     inside, excluded = _prefixes(roots), _excluded_dirs()
+    # The module's own dict: getattr would run a lazy module's __getattr__ (and import).
+    # A relative __file__ is a placeholder (torch's ``_ops.py``), not a file read from here.
+    files = [
+        file
+        for module in list(sys.modules.values())
+        if type(file := getattr(module, "__dict__", _NO_DICT).get("__file__")) is str
+        and not file.startswith(excluded)
+        and file.endswith(".py")
+        and file.startswith("/")
+    ]
     found: set[str] = set()
-    for module in list(sys.modules.values()):
-        # The module's own dict: getattr would run a lazy module's __getattr__ (and import).
-        file = getattr(module, "__dict__", {}).get("__file__")
-        # A relative __file__ is a placeholder (torch's ``_ops.py``), not a file read from here.
-        if not isinstance(file, str) or not file.endswith(".py") or not file.startswith("/"):
-            continue
+    for file in files:
         # Normalised only where it changes something: over thousands of modules, normpath
         # was most of the walk's cost, and nearly every path is already normal.
         abnormal = "/./" in file or "/../" in file or "//" in file
