@@ -204,7 +204,7 @@ def _walk_modules(roots: Sequence[Path]) -> tuple[Path, ...]:
     files = [
         file
         for module in list(sys.modules.values())
-        if type(file := getattr(module, "__dict__", _NO_DICT).get("__file__")) is str
+        if isinstance(file := getattr(module, "__dict__", _NO_DICT).get("__file__"), str)
         and not file.startswith(excluded)
         and file.endswith(".py")
         and file.startswith("/")
