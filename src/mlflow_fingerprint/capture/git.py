@@ -104,14 +104,35 @@ def read_diff(
 # (a ``git commit`` of theirs meanwhile would fail: "index.lock: File exists"). ``git diff`` takes
 # it regardless (git 2.39: it rewrites the index where files were touched but not changed), unless
 # ``diff.autoRefreshIndex`` is off, which leaves what it prints as it was.
+#
+# The rest pins what git's defaults print, whatever the user's config says: the digest of one
+# change must not differ between two machines because one user set ``diff.noprefix``,
+# ``diff.mnemonicPrefix``, ``diff.algorithm``, ``diff.context``, ``diff.orderFile`` or
+# ``core.quotePath``, and the diff stored with a run must stay one ``git apply`` takes (no
+# textconv output, the ``a/`` and ``b/`` prefixes). Under the defaults it prints the same bytes
+# as a plain ``git diff HEAD``, so runs recorded before this still compare.
 DIFF_ARGS = (
     "--no-optional-locks",
     "-c",
     "diff.autoRefreshIndex=false",
+    "-c",
+    "diff.suppressBlankEmpty=false",
+    "-c",
+    "core.quotePath=true",
     "diff",
     "HEAD",
     "--no-color",
     "--no-ext-diff",
+    "--no-textconv",
+    "--src-prefix=a/",
+    "--dst-prefix=b/",
+    "--diff-algorithm=myers",
+    "--indent-heuristic",
+    "--unified=3",
+    "--inter-hunk-context=0",
+    "--find-renames",
+    "--no-relative",
+    "-O/dev/null",
 )
 STATUS_ARGS = ("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=normal")
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 import mlflow_fingerprint as mfp
+from mlflow_fingerprint.capture.git import open_repo, read_diff
 from support.env_churn import churning_environment
 from support.gitrepo import REMOTE_TOKEN, git, printed_diff, repo_with_token_remote
 
@@ -124,3 +126,37 @@ def test_the_capture_leaves_the_index_to_the_users_own_git(repo: Path) -> None:
     assert (index.read_bytes(), index.stat().st_mtime_ns) == before
     assert fp.get("git.changed_count") == 1
     assert fp.get("git.diff_digest") == hashlib.sha256(printed_diff(repo)).hexdigest()[:16]
+
+
+# Settings users do set, each of which changes what a plain ``git diff HEAD`` prints.
+HOSTILE_CONFIG = {
+    "diff.noprefix": "true",
+    "diff.mnemonicPrefix": "true",
+    "diff.algorithm": "histogram",
+    "diff.context": "1",
+    "diff.interHunkContext": "5",
+    "diff.renames": "false",
+    "diff.suppressBlankEmpty": "true",
+    "diff.indentHeuristic": "false",
+    "core.quotePath": "false",
+}
+
+
+def test_the_diff_digest_does_not_depend_on_the_users_git_config(repo: Path) -> None:
+    """One change, two users: the digest must say the code is the same, and the stored diff must
+    still be one ``git apply`` takes (a rerun applies it to the run's commit)."""
+    (repo / "train.py").write_text("lr = 0.2\n\n\ndef step(x):\n    return x\n")
+    (repo / "donnée.py").write_text("x = 1\n")
+    git(repo, "add", "donnée.py")
+    default = mfp.capture(cwd=repo).get("git.diff_digest")
+    for key, value in HOSTILE_CONFIG.items():
+        git(repo, "config", key, value)
+    stored = read_diff(open_repo(repo), keep_bytes=1 << 20).head
+    assert printed_diff(repo) != stored  # what the config makes a plain ``git diff HEAD`` print
+    assert mfp.capture(cwd=repo).get("git.diff_digest") == default
+    assert b"\n--- a/train.py\n+++ b/train.py\n" in stored
+    assert b'"a/donn\\303\\251e.py"' in stored  # quoted as git quotes it by default
+    check = subprocess.run(
+        ["git", "apply", "--check", "-R", "-"], cwd=repo, input=stored, capture_output=True
+    )
+    assert check.returncode == 0, check.stderr
