@@ -154,15 +154,29 @@ def _finish_git(started: process.Started) -> str:
     return out
 
 
+def status_entries(porcelain: str) -> list[tuple[str, str]]:
+    """(``XY`` code, path) of each entry of ``git status --porcelain=v1 -z``. A rename or a copy
+    is followed by a field holding the path it came from, which is not an entry of its own (read
+    as one, ``ab c.py`` renamed counted as two changed files)."""
+    fields = iter(porcelain.split("\0"))
+    entries = []
+    for field in fields:
+        if len(field) > 3 and field[2] == " ":
+            entries.append((field[:2], field[3:]))
+            if "R" in field[:2] or "C" in field[:2]:
+                next(fields, None)
+    return entries
+
+
 def changed_bytes(repo: Repo, porcelain: str) -> int:
     """The working-tree size of the tracked files that differ from HEAD, from the ``git status``
     already read (the diff itself takes git about a second per 100 MB before its first byte)."""
     root = repo.working_tree_dir
     total = 0
-    for entry in porcelain.split("\0"):
-        if len(entry) > 3 and entry[2] == " " and not entry.startswith("??"):
+    for code, path in status_entries(porcelain):
+        if code != "??":
             try:
-                total += (root / entry[3:]).stat().st_size
+                total += (root / path).stat().st_size
             except OSError:  # deleted in the working tree
                 continue
     return total
@@ -170,13 +184,9 @@ def changed_bytes(repo: Repo, porcelain: str) -> int:
 
 def status_counts(porcelain: str) -> tuple[int, int]:
     """(changed tracked entries, untracked files) from ``git status --porcelain -z``."""
-    changed = untracked = 0
-    for entry in porcelain.split("\0"):
-        if entry.startswith("??"):
-            untracked += 1
-        elif len(entry) > 3 and entry[2] == " ":
-            changed += 1
-    return changed, untracked
+    codes = [code for code, _ in status_entries(porcelain)]
+    untracked = codes.count("??")
+    return len(codes) - untracked, untracked
 
 
 MAX_UNTRACKED_LISTED = 200
@@ -186,7 +196,7 @@ def untracked_files(porcelain: str) -> list[str]:
     """The untracked paths (a directory ends with ``/``), relative to the repository root, at
     most MAX_UNTRACKED_LISTED: the comparator reads from them whether a script that ran was
     tracked, without another git process during the run."""
-    paths = [entry[3:] for entry in porcelain.split("\0") if entry.startswith("?? ")]
+    paths = [path for code, path in status_entries(porcelain) if code == "??"]
     return sorted(paths)[:MAX_UNTRACKED_LISTED]
 
 

@@ -160,3 +160,16 @@ def test_the_diff_digest_does_not_depend_on_the_users_git_config(repo: Path) -> 
         ["git", "apply", "--check", "-R", "-"], cwd=repo, input=stored, capture_output=True
     )
     assert check.returncode == 0, check.stderr
+
+
+def test_a_staged_rename_is_one_changed_file(repo: Path) -> None:
+    """``git status -z`` writes a rename's old path as a field of its own after the entry: it is
+    not another changed file, whatever its name (``ab c.py`` looked like an entry)."""
+    (repo / "ab c.py").write_text("x = 1\ny = 2\nz = 3\n")
+    git(repo, "add", "ab c.py")
+    git(repo, "commit", "-q", "-m", "a file with a space")
+    git(repo, "mv", "ab c.py", "renamed.py")
+    fp = mfp.capture(cwd=repo)
+    assert fp.get("git.dirty") is True
+    assert fp.get("git.changed_count") == 1
+    assert fp.get("git.untracked_count") == 0
