@@ -134,7 +134,16 @@ DIFF_ARGS = (
     "--no-relative",
     "-O/dev/null",
 )
-STATUS_ARGS = ("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=normal")
+# git's default rename detection, whatever ``status.renames`` says: with it off, one staged rename
+# is two changed files, and ``git.changed_count`` is in the recipe hash.
+STATUS_ARGS = (
+    "--no-optional-locks",
+    "status",
+    "--porcelain=v1",
+    "-z",
+    "--untracked-files=normal",
+    "--find-renames",
+)
 
 
 def _start_git(repo: Repo, args: tuple[str, ...]) -> process.Started:

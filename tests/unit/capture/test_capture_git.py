@@ -162,13 +162,17 @@ def test_the_diff_digest_does_not_depend_on_the_users_git_config(repo: Path) -> 
     assert check.returncode == 0, check.stderr
 
 
-def test_a_staged_rename_is_one_changed_file(repo: Path) -> None:
+@pytest.mark.parametrize("renames", [None, "false"])
+def test_a_staged_rename_is_one_changed_file(repo: Path, renames: str | None) -> None:
     """``git status -z`` writes a rename's old path as a field of its own after the entry: it is
-    not another changed file, whatever its name (``ab c.py`` looked like an entry)."""
+    not another changed file, whatever its name (``ab c.py`` looked like an entry). A user who
+    turned ``status.renames`` off gets the same count as everyone else."""
     (repo / "ab c.py").write_text("x = 1\ny = 2\nz = 3\n")
     git(repo, "add", "ab c.py")
     git(repo, "commit", "-q", "-m", "a file with a space")
     git(repo, "mv", "ab c.py", "renamed.py")
+    if renames is not None:
+        git(repo, "config", "status.renames", renames)
     fp = mfp.capture(cwd=repo)
     assert fp.get("git.dirty") is True
     assert fp.get("git.changed_count") == 1
