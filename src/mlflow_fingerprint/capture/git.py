@@ -149,9 +149,11 @@ STATUS_ARGS = (
 def _start_git(repo: Repo, args: tuple[str, ...]) -> process.Started:
     """git with its output going to temporary files (see ``process``): a DataLoader worker
     forked meanwhile must not hold the reader up until it exits. The git GitPython would run
-    (``GIT_PYTHON_GIT_EXECUTABLE``) where one is named."""
+    (``GIT_PYTHON_GIT_EXECUTABLE``) where one is named. ``GIT_DIFF_OPTS`` is left out: it sets
+    the diff's context lines over any ``--unified`` given (see ``DIFF_ARGS``)."""
     executable = os.environ.get("GIT_PYTHON_GIT_EXECUTABLE") or "git"
-    env = {**environ_copy(), "LC_ALL": "C", "LANGUAGE": "C", "GIT_TERMINAL_PROMPT": "0"}
+    inherited = {k: v for k, v in environ_copy().items() if k != "GIT_DIFF_OPTS"}
+    env = {**inherited, "LC_ALL": "C", "LANGUAGE": "C", "GIT_TERMINAL_PROMPT": "0"}
     return process.start([executable, "-C", str(repo.working_tree_dir), *args], env=env)
 
 

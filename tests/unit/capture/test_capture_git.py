@@ -142,15 +142,24 @@ HOSTILE_CONFIG = {
 }
 
 
-def test_the_diff_digest_does_not_depend_on_the_users_git_config(repo: Path) -> None:
+def test_the_diff_digest_does_not_depend_on_the_users_git_config(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """One change, two users: the digest must say the code is the same, and the stored diff must
     still be one ``git apply`` takes (a rerun applies it to the run's commit)."""
+    lines = [f"w{i} = {i}\n" for i in range(20)]
+    (repo / "model.py").write_text("".join(lines))
+    git(repo, "add", "model.py")
+    git(repo, "commit", "-q", "-m", "a file long enough for the context to matter")
+    lines[10] = "w10 = -10\n"
+    (repo / "model.py").write_text("".join(lines))
     (repo / "train.py").write_text("lr = 0.2\n\n\ndef step(x):\n    return x\n")
     (repo / "donnée.py").write_text("x = 1\n")
     git(repo, "add", "donnée.py")
     default = mfp.capture(cwd=repo).get("git.diff_digest")
     for key, value in HOSTILE_CONFIG.items():
         git(repo, "config", key, value)
+    monkeypatch.setenv("GIT_DIFF_OPTS", "--unified=7")  # over any --unified, for git itself
     stored = read_diff(open_repo(repo), keep_bytes=1 << 20).head
     assert printed_diff(repo) != stored  # what the config makes a plain ``git diff HEAD`` print
     assert mfp.capture(cwd=repo).get("git.diff_digest") == default
