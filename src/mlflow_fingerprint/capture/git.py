@@ -165,7 +165,10 @@ def _finish_git(started: process.Started) -> str:
     return out
 
 
-def status_entries(porcelain: str) -> list[tuple[str, str]]:
+StatusEntry = tuple[str, str]  # (``XY`` code, path)
+
+
+def status_entries(porcelain: str) -> list[StatusEntry]:
     """(``XY`` code, path) of each entry of ``git status --porcelain=v1 -z``. A rename or a copy
     is followed by a field holding the path it came from, which is not an entry of its own (read
     as one, ``ab c.py`` renamed counted as two changed files)."""
@@ -179,12 +182,12 @@ def status_entries(porcelain: str) -> list[tuple[str, str]]:
     return entries
 
 
-def changed_bytes(repo: Repo, porcelain: str) -> int:
+def changed_bytes(repo: Repo, entries: list[StatusEntry]) -> int:
     """The working-tree size of the tracked files that differ from HEAD, from the ``git status``
     already read (the diff itself takes git about a second per 100 MB before its first byte)."""
     root = repo.working_tree_dir
     total = 0
-    for code, path in status_entries(porcelain):
+    for code, path in entries:
         if code != "??":
             try:
                 total += (root / path).stat().st_size
@@ -193,9 +196,9 @@ def changed_bytes(repo: Repo, porcelain: str) -> int:
     return total
 
 
-def status_counts(porcelain: str) -> tuple[int, int]:
+def status_counts(entries: list[StatusEntry]) -> tuple[int, int]:
     """(changed tracked entries, untracked files) from ``git status --porcelain -z``."""
-    codes = [code for code, _ in status_entries(porcelain)]
+    codes = [code for code, _ in entries]
     untracked = codes.count("??")
     return len(codes) - untracked, untracked
 
@@ -203,11 +206,11 @@ def status_counts(porcelain: str) -> tuple[int, int]:
 MAX_UNTRACKED_LISTED = 200
 
 
-def untracked_files(porcelain: str) -> list[str]:
+def untracked_files(entries: list[StatusEntry]) -> list[str]:
     """The untracked paths (a directory ends with ``/``), relative to the repository root, at
     most MAX_UNTRACKED_LISTED: the comparator reads from them whether a script that ran was
     tracked, without another git process during the run."""
-    paths = [path for code, path in status_entries(porcelain) if code == "??"]
+    paths = [path for code, path in entries if code == "??"]
     return sorted(paths)[:MAX_UNTRACKED_LISTED]
 
 
@@ -215,15 +218,15 @@ def _worktree_state(repo: Repo, has_commit: bool) -> dict[str, Any]:
     """``git status`` first; the diff is read only where tracked files changed (a clean tree has
     none to hash, so it costs one short process) and their size is under DIGEST_MAX_BYTES."""
     try:
-        porcelain = _finish_git(_start_git(repo, STATUS_ARGS))
+        entries = status_entries(_finish_git(_start_git(repo, STATUS_ARGS)))
     except Exception as exc:
         return {"dirty": unavailable(f"git status failed: {first_line(exc)}")}
-    changed, untracked = status_counts(porcelain)
+    changed, untracked = status_counts(entries)
     state: dict[str, Any] = {
         "dirty": changed > 0,
         "changed_count": changed,
         "untracked_count": untracked,
-        "untracked_files": untracked_files(porcelain),
+        "untracked_files": untracked_files(entries),
     }
     if not has_commit:
         return state
@@ -232,7 +235,7 @@ def _worktree_state(repo: Repo, has_commit: bool) -> dict[str, Any]:
     reason = f"the diff (or its files) is over {DIGEST_MAX_BYTES // 2**20} MiB: not hashed"
     try:
         diff = None
-        if changed_bytes(repo, porcelain) <= DIGEST_MAX_BYTES:
+        if changed_bytes(repo, entries) <= DIGEST_MAX_BYTES:
             diff = read_diff(repo, keep_bytes=0, max_bytes=DIGEST_MAX_BYTES)
         if diff is None or diff.sha256 is None:
             return {**state, "diff_digest": unavailable(reason), "diff_lines": unavailable(reason)}

@@ -91,11 +91,13 @@ def matches_here(recipe: Recipe, root: Path) -> bool:
 def _link_untracked(origin: Path, tree: Path, recipe: Recipe) -> None:
     """Data and files git does not track (a dataset folder, an ignored cache) are linked from
     this working tree; an untracked *source* only where its content is the one the run used."""
+    from ..capture.git import status_entries
+
     listed = git(origin, "status", "--porcelain=v1", "-z", "--ignored", "--untracked-files=normal")
-    for entry in filter(None, listed.split("\0")):
-        if entry[:2] not in ("??", "!!"):
+    for code, path in status_entries(listed):
+        if code not in ("??", "!!"):
             continue
-        rel = entry[3:].rstrip("/")
+        rel = path.rstrip("/")
         target = tree / rel
         if rel == ".git" or target.exists() or target.is_symlink():
             continue
