@@ -123,11 +123,11 @@ def run_probes(
     costs the others that much time, never their record."""
     results: dict[str, Any] = {}
     deadline = time.monotonic() + timeout_s
-    threads = [
-        _thread(_run_probe, name, probe, ctx, results, name=f"mfp-probe-{name}")
-        for name, probe in probes.items()
-        if name in waiting
-    ]
+
+    def own_thread(name: str) -> threading.Thread:
+        return _thread(_run_probe, name, probes[name], ctx, results, name=f"mfp-probe-{name}")
+
+    threads = [own_thread(name) for name in probes if name in waiting]
     pending = deque(name for name in probes if name not in waiting)
     in_turn = _thread(_run_in_turn, pending, probes, ctx, results, name="mfp-probes")
     left = len(pending)
@@ -135,10 +135,7 @@ def run_probes(
         in_turn.join(min(SPILL_AFTER_S, remaining))
         if in_turn.is_alive() and len(pending) == left:  # one probe held it SPILL_AFTER_S
             while pending:
-                name = pending.popleft()
-                threads.append(
-                    _thread(_run_probe, name, probes[name], ctx, results, name=f"mfp-probe-{name}")
-                )
+                threads.append(own_thread(pending.popleft()))
             break
         left = len(pending)
     for thread in (in_turn, *threads):
