@@ -11,6 +11,11 @@ the capture makes done); another fresh process runs each probe alone (first call
 the slowest are named. A timed capture in which a probe failed or timed out stops the benchmark:
 it did less than its work.
 
+Last, the floor under any capture: the git probe's own ``git status`` process alone, and the
+``lstat`` of every tracked file that git (or any check that the tree is unchanged) must make, each
+timed alternately with ``get_env_info``. The ratio it prints is the most that a capture which
+reads the working tree at call time can reach on this machine, whatever the other probes cost.
+
     python benchmarks/bench_capture.py [--repeats N]
 """
 
@@ -68,6 +73,45 @@ for name, probe in core.PROBES.items():
     times[name] = time.perf_counter() - start
 print(json.dumps(times))
 """
+
+
+def floor(repeats: int, theirs: Callable[[], object]) -> None:
+    """Time what no capture that reads the working tree can skip, against ``theirs``."""
+    import os
+
+    from mlflow_fingerprint.capture import git
+
+    repo = git.open_repo(Path.cwd())
+    if repo is None:
+        print("floor: not run in a git repository")
+        return
+    listed = subprocess.run(
+        ["git", "-C", str(repo.working_tree_dir), "ls-files", "-z"],
+        capture_output=True,
+        check=True,
+    )
+    tracked = [repo.working_tree_dir / p for p in listed.stdout.decode().split("\0") if p]
+
+    def status() -> None:
+        git._finish_git(git._start_git(repo, git.STATUS_ARGS))
+
+    def stat_all() -> None:
+        for path in tracked:
+            os.lstat(path)
+
+    status()
+    runs: dict[str, list[float]] = {"status": [], "stat": [], "theirs": []}
+    for _ in range(repeats):
+        runs["status"].append(timed(status))
+        runs["stat"].append(timed(stat_all))
+        runs["theirs"].append(timed(theirs))
+    status_s, stat_s, theirs_s = (statistics.median(runs[k]) for k in ("status", "stat", "theirs"))
+    print(
+        f"floor: git status alone (the probe's process) median {status_s * 1e3:.1f} ms, "
+        f"lstat of the {len(tracked)} tracked files {stat_s * 1e3:.1f} ms, against get_env_info "
+        f"{theirs_s * 1e3:.1f} ms: at most {theirs_s / status_s:.0f}x for any capture that "
+        f"reads the working tree at call time"
+    )
 
 
 def fresh(code: str) -> dict[str, float]:
@@ -131,6 +175,7 @@ def main() -> None:
     print(f"slowest probes, first call alone: {slowest}")
     print(f"fingerprint --help (process)    median {statistics.median(help_runs) * 1e3:8.1f} ms")
     print(f"python -c pass (process)        median {statistics.median(python_runs) * 1e3:8.1f} ms")
+    floor(args.repeats, collect_env.get_env_info)
 
 
 if __name__ == "__main__":
