@@ -117,6 +117,14 @@ def test_no_training_of_a_sweep_had_anything_to_warn_about(swept: dict[str, Any]
     assert ours == []
 
 
+def test_no_lock_file_is_left_beside_a_swept_file(swept: dict[str, Any]) -> None:
+    """The first-use lock is gone once the file is ready, however many processes raced for it:
+    beside a project's ``mlflow.db`` it would be one more untracked file in each run's record."""
+    assert swept["done"].returncode == 0, swept["done"].stderr[-3000:]
+    stores = swept["root"].parent / "stores"
+    assert sorted(p.name for p in stores.iterdir()) == ["existing.db", "new16.db", "new8.db"]
+
+
 # The revision MLflow's migrations had reached in a file a real sweep left half-migrated: the
 # next one (39d1c3be5f05) copies ``latest_metrics`` into ``_alembic_tmp_latest_metrics``.
 HALF_WAY = "a8c4a736bde6"

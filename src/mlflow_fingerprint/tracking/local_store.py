@@ -8,7 +8,11 @@ migrations: the file is left half-migrated (``table _alembic_tmp_latest_metrics 
 exists``) and no process can open it again. So the package opens a sqlite store under an
 exclusive ``flock`` on a file beside it (``<name>.mfp-lock``): the first process creates and
 migrates it, the others wait, then find it ready. MLflow keeps the opened store for the process,
-so later calls (the user's own ``mlflow.log_*`` in the same process) never migrate again.
+so later calls (the user's own ``mlflow.log_*`` in the same process) never migrate again. The lock
+file is removed once the store is ready, as sqlite removes its journal: left beside a project's
+``mlflow.db`` it was one more untracked file in every later run's ``git status``. Removing it is
+safe then because nothing needs the lock any more: a process that still holds the removed file, or
+makes a new one, finds the database created and migrates nothing.
 
 After that the file is shared the way sqlite shares it: one writer at a time, the others waiting
 (MLflow sets a busy timeout of 20 s) and, past it, failing with "database is locked", which the
@@ -50,12 +54,23 @@ def sqlite_file(uri: str) -> Path | None:
     return Path(database) if database and database != ":memory:" else None
 
 
+def lock_file(database: Path) -> Path:
+    return database.with_name(database.name + LOCK_SUFFIX)
+
+
+def _drop_lock(database: Path) -> None:
+    """Remove the lock file of a database that is created (see the module's docstring: only
+    then; before it, another process could lock a new file while one holds the old)."""
+    with contextlib.suppress(OSError):
+        lock_file(database).unlink(missing_ok=True)
+
+
 @contextlib.contextmanager
 def first_use_lock(database: Path, exclusive: bool) -> Iterator[bool]:
     """Hold a lock on ``<database>.mfp-lock`` (waiting for it): exclusive to create the file,
     shared to wait for a process creating it; yields whether it is held. A folder where the lock
     file cannot be made (read-only) yields False: the store is then opened as MLflow opens it."""
-    lock = database.with_name(database.name + LOCK_SUFFIX)
+    lock = lock_file(database)
     try:
         lock.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
@@ -112,11 +127,14 @@ def ready(uri: str) -> str:
             return uri
         with first_use_lock(database, exclusive=False):
             exists = created(database)  # a creator holds the lock exclusively until it is done
+            if exists:
+                _drop_lock(database)
         if exists:
             MlflowClient(tracking_uri=uri)  # opens and caches the store; nothing is migrated
         else:
             with first_use_lock(database, exclusive=True):
                 MlflowClient(tracking_uri=uri)  # creates and migrates, or finds it done
+                _drop_lock(database)  # only once it is: a failed creation leaves the lock
         _opened.add(uri)
     return uri
 
