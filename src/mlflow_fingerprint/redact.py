@@ -77,6 +77,13 @@ TOKEN_PATTERNS = (
 # Shapes without a leading literal cost up to 100 ms a megabyte each: each runs only on the lines
 # holding its gate, a literal every match contains.
 URL_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<userinfo>[^/@\s]+)@")
+# How far into a URL ``raw_userinfo`` looks for the ``@`` ending a user info: a bound on the work
+# a long word of a text costs.
+USERINFO_MAX_CHARS = 1024
+# A URL as a word of a text, for ``raw_userinfo``.
+_URL_WORD = re.compile(r"[a-zA-Z][a-zA-Z0-9+.\-]*://\S+")
+# What may follow the ``@`` that ends a user info: a host name or address, and a port.
+_HOST = re.compile(r"(?:[\w.\-]+|\[[0-9A-Fa-f:.]+\])(?::\d*)?")
 _AZURE_CLIENT_SECRET = re.compile(r"[A-Za-z0-9_~.\-]{3}\dQ~[A-Za-z0-9_~.\-]{30,}")
 _BEARER = re.compile(r"(?i)bearer[ \t]+([A-Za-z0-9._~+/\-]{16,}=*)")
 # ``Basic`` and the base64 of ``user:password``: masked only where it decodes to that, so "basic
@@ -304,6 +311,12 @@ def _mask_url(match: re.Match[str]) -> str:
     return match.group("scheme") + MASK + "@"
 
 
+def _mask_raw_url(match: re.Match[str]) -> str:
+    url = match.group()
+    span = raw_userinfo(url)
+    return url if span is None else url[: span[0]] + MASK + url[span[1] :]
+
+
 def _on_lines(chunk: str, spans: list[tuple[int, int]], mask: Callable[[str], str]) -> str:
     """``chunk`` with ``mask`` applied to the lines at ``spans`` (sorted, disjoint)."""
     pieces, done = [], 0
@@ -396,7 +409,9 @@ def _redact_chunk(chunk: str, secrets: list[str], keywords: bool, entropy: bool)
         chunk = pattern.sub(_mask_match, chunk)
     for gate, pattern in gated:
         chunk = _on_lines(chunk, _lines_holding(chunk, gate), partial(pattern.sub, _mask_match))
-    chunk = _on_lines(chunk, _lines_holding(chunk, ("://",)), partial(URL_USERINFO.sub, _mask_url))
+    urls = _lines_holding(chunk, ("://",))
+    chunk = _on_lines(chunk, urls, partial(_URL_WORD.sub, _mask_raw_url))
+    chunk = _on_lines(chunk, urls, partial(URL_USERINFO.sub, _mask_url))
     basic = partial(_BASIC.sub, _mask_basic)
     chunk = _on_lines(chunk, _lines_holding(chunk, ("Basic", "basic", "BASIC")), basic)
     if keywords:
@@ -407,9 +422,39 @@ def _redact_chunk(chunk: str, secrets: list[str], keywords: bool, entropy: bool)
     return chunk
 
 
+def raw_userinfo(url: str, server: bool = False) -> tuple[int, int] | None:
+    """Where the user info of ``scheme://user:pass/word@host/...`` lies (start, end: at its
+    ``@``) when its password holds ``/``, ``?`` or ``#`` written raw, else None. A URL parser
+    ends the authority at that character: it reads the host ``user`` and the port ``pass``, and
+    the rest of the password as the path, which no ``netloc`` check then finds. A port that is
+    no number marks it (``user:12/34@host`` reads as port 12, as ``host:8080/me@x`` does); for
+    a tracking ``server``'s URI, whose path never holds an ``@``, any ``@`` after the authority
+    does. The user info is read up to the last ``@`` a host name follows (more than the
+    password, where the path holds an ``@`` too: masked, never shown)."""
+    start = url.find("://") + 3
+    if start < 3:
+        return None
+    authority = re.split(r"[/?#]", url[start:], maxsplit=1)[0]
+    _, colon, port = authority.rpartition(":")
+    odd_port = bool(colon and port and not port.isdigit() and not authority.endswith("]"))
+    later_at = "@" in url[start + len(authority) :]
+    if not later_at or not (server or ("@" not in authority and odd_port)):
+        return None
+    at = min(len(url), start + USERINFO_MAX_CHARS)
+    while (at := url.rfind("@", start, at)) >= 0:
+        if _HOST.fullmatch(re.split(r"[/?#]", url[at + 1 : at + 300], maxsplit=1)[0]):
+            return start, at
+    return None
+
+
 def strip_url_credentials(url: str) -> str:
     """``https://user:token@host/r.git`` -> ``https://host/r.git``; scp-style ``git@host:r`` kept
-    (the user there is a fixed account name, not a credential)."""
+    (the user there is a fixed account name, not a credential). A password written with a
+    character a URL reserves is stripped too (``raw_userinfo``; an http(s) URL is read as a
+    server's, a tracking server's or a git host's, whose paths hold no ``@``)."""
+    raw = raw_userinfo(url, server=url.startswith(("http://", "https://")))
+    if raw is not None:
+        return url[: raw[0]] + url[raw[1] + 1 :]
     try:
         parts = urlsplit(url)
     except ValueError:

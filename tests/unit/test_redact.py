@@ -33,6 +33,19 @@ from mlflow_fingerprint.tracking.credentials import for_mlflow
         ("git@github.com:org/repo.git", "git@github.com:org/repo.git"),
         ("ssh://git@host/r.git", "ssh://host/r.git"),
         ("https://example.com/r.git", "https://example.com/r.git"),
+        # a password holding '/', '?' or '#' written raw: a URL parser reads "user" as the host
+        # and "s3cr" as its port, and the rest of the password as the path
+        ("http://user:s3cr/etPW@127.0.0.1:9/", "http://127.0.0.1:9/"),
+        ("http://user:s3cr#etPW@127.0.0.1:9/x", "http://127.0.0.1:9/x"),
+        ("https://user:s3cr?etPW@host", "https://host"),
+        ("http://user:12/34@host:5000", "http://host:5000"),  # the port a number: a server's
+        ("http://u:p@ss/w@host:5000/x", "http://host:5000/x"),
+        (
+            "postgresql://u:pa/ss@db.example.com:5432/mlflow",
+            "postgresql://db.example.com:5432/mlflow",
+        ),
+        ("http://[::1]:5000/x", "http://[::1]:5000/x"),
+        ("file:///tmp/a@b/mlruns", "file:///tmp/a@b/mlruns"),
     ],
 )
 def test_strip_url_credentials(url: str, expected: str) -> None:
@@ -54,6 +67,37 @@ def test_redact_text_masks_urls_tokens_and_known_values() -> None:
     ):
         assert secret not in out
     assert "mlflow.example.com" in out
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://user:s3cr/etPW@127.0.0.1:9/",
+        "http://user:s3cr#etPW@127.0.0.1:9/api",
+        "postgresql://u:s3cr?etPW@db.example.com/mlflow",
+    ],
+)
+def test_redact_text_masks_a_password_written_with_a_reserved_character(url: str) -> None:
+    out = redact_text(f"API request to {url}/api/2.0/mlflow/runs/get failed: refused")
+    assert "s3cr" not in out, out
+    assert "etPW" not in out, out
+    assert "failed: refused" in out
+
+
+def test_a_server_uri_with_a_raw_reserved_character_in_its_password_is_refused() -> None:
+    """No client reads it as meant (the host would be "user"), and their messages showed part of
+    the password: refused in one line that shows none of it."""
+    from mlflow_fingerprint.errors import ResolveError
+
+    env: dict[str, str] = {}
+    with pytest.raises(ResolveError, match="percent-encode it") as caught:
+        for_mlflow("http://user:s3cr/etPW@127.0.0.1:5000", env)
+    assert "s3cr" not in str(caught.value)
+    assert "etPW" not in str(caught.value)
+    assert "http://127.0.0.1:5000" in str(caught.value)
+    assert env == {}
+    # a database URI's driver reads such a password as it is: left to it
+    assert for_mlflow("postgresql://u:pa/ss@db/mlflow", env) == "postgresql://u:pa/ss@db/mlflow"
 
 
 def test_secret_env_values_by_name() -> None:

@@ -178,7 +178,8 @@ def client(uri: str) -> MlflowClient:
     from .credentials import for_mlflow
     from .local_store import ready
 
-    return call(lambda: MlflowClient(tracking_uri=ready(for_mlflow(uri))))
+    clean = for_mlflow(uri)  # a URI no client can read as meant is refused, not retried
+    return call(lambda: MlflowClient(tracking_uri=ready(clean)))
 
 
 def resolve_experiment(c: MlflowClient, name: str | None, experiment_id: str | None) -> str:

@@ -18,13 +18,19 @@ import os
 from collections.abc import MutableMapping
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from ..errors import ResolveError
+
 USERNAME = "MLFLOW_TRACKING_USERNAME"
 PASSWORD = "MLFLOW_TRACKING_PASSWORD"
 
 
 def split_credentials(uri: str) -> tuple[str, str | None, str | None]:
     """(the URI without user info, user name, password), the last two decoded; an http(s) URI
-    only (a database URI's password is the database's, read by its driver)."""
+    only (a database URI's password is the database's, read by its driver). An http(s) URI whose
+    password holds a reserved character written raw is refused: no client reads it as meant, and
+    their messages would show a part of it (``raw_userinfo``)."""
+    if "@" in uri and uri.startswith(("http://", "https://")):
+        _refuse_raw_userinfo(uri)
     try:
         parts = urlsplit(uri)
     except ValueError:
@@ -35,6 +41,19 @@ def split_credentials(uri: str) -> tuple[str, str | None, str | None]:
     user, _, password = userinfo.partition(":")
     clean = urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
     return clean, unquote(user) or None, unquote(password) or None
+
+
+def _refuse_raw_userinfo(uri: str) -> None:
+    """An http(s) URI whose password holds a reserved character written raw: no client reads it
+    as meant (its host would be the user name), and their messages showed part of it."""
+    from ..redact import raw_userinfo, strip_url_credentials  # its detectors: only where needed
+
+    if raw_userinfo(uri, server=True) is not None:
+        raise ResolveError(
+            f"the tracking URI {strip_url_credentials(uri)} holds a password with a character "
+            "a URL reserves ('/', '?' or '#') written as it is: percent-encode it (%2F, %3F, "
+            "%23), or give it in MLFLOW_TRACKING_PASSWORD"
+        )
 
 
 def for_mlflow(uri: str, environ: MutableMapping[str, str] | None = None) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 from .. import layout
 from ..errors import ResolveError
-from .local_store import failure, sqlite_file
+from .local_store import created, failure, ready, sqlite_file
 
 # Params the run wrapper logs from the fingerprint itself (``tags.run_params``): compared there.
 OWN_PARAMS = frozenset({layout.PARAM_BATCH_SIZE, layout.PARAM_NUM_WORKERS, layout.PARAM_SEED})
@@ -50,22 +50,28 @@ def effective_uri(tracking_uri: str | None) -> str:
 def client(tracking_uri: str | None) -> Any:
     """An ``MlflowClient`` on ``tracking_uri``; a store that cannot be opened is a ResolveError.
 
-    A sqlite file that does not exist is refused: MLflow would create an empty store there (and
-    its directories), and a reader must never write.
+    A sqlite file that does not exist, or that MLflow has not created (an empty file, another
+    program's database), is refused: MLflow would create its tables there (and the file's
+    directories), and a reader must never write.
     """
+    from .credentials import for_mlflow
+
     uri = effective_uri(tracking_uri)
     path = sqlite_file(uri)
     if path is not None and not path.is_file():
         raise ResolveError(f"no MLflow database at {path} (tracking URI {shown(uri)})")
+    if path is not None and not created(path):
+        raise ResolveError(
+            f"{path} is not an MLflow database: MLflow has not created its tables in it "
+            f"(tracking URI {shown(uri)})"
+        )
+    clean = for_mlflow(uri)
     with store_errors(uri):
         from mlflow import MlflowClient
 
-        from .credentials import for_mlflow
-        from .local_store import ready
-
         if _cli_mode and path is None and "://" in uri and not uri.startswith(("http", "file")):
             _fail_fast_database()
-        return MlflowClient(tracking_uri=ready(for_mlflow(uri)))
+        return MlflowClient(tracking_uri=ready(clean))
 
 
 def reader(tracking_uri: str | None) -> Any:

@@ -1,0 +1,49 @@
+"""Opening a store to read it: a reader never writes, not even MLflow's tables into a file."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from mlflow_fingerprint.cli.main import main
+from mlflow_fingerprint.errors import ResolveError
+from mlflow_fingerprint.tracking import store
+
+
+def other_programs_database(path: Path) -> Path:
+    with sqlite3.connect(path) as connection:
+        connection.execute("create table notes (body text)")
+    connection.close()
+    return path
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda path: path.touch(),  # an empty file: sqlite would take it for a new database
+        other_programs_database,
+    ],
+    ids=["empty", "another-programs"],
+)
+def test_a_file_mlflow_did_not_create_is_refused_and_left_as_it_was(tmp_path: Path, make) -> None:
+    path = tmp_path / "data.db"
+    make(path)
+    before = path.read_bytes()
+    with pytest.raises(ResolveError, match="is not an MLflow database"):
+        store.client(f"sqlite:///{path}")
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.db"]
+
+
+def test_a_read_command_on_an_empty_file_is_one_line_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "empty.db"
+    path.touch()
+    code = main(["show", "0123456789abcdef0123456789abcdef", "--tracking-uri", f"sqlite:///{path}"])
+    out, err = capsys.readouterr()
+    assert (code, out, err.count("\n")) == (2, "", 1), err
+    assert "is not an MLflow database" in err
+    assert path.stat().st_size == 0
