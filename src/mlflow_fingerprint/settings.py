@@ -120,17 +120,24 @@ def _diff(text: str) -> tuple[DiffMode, int]:
     return "redacted", cap
 
 
+# (name, text) of each invalid value warned about: once a process, and marked before the warning
+# is shown, whose showing may read the settings again (the CLI redacts what it prints).
+_WARNED: set[tuple[str, str]] = set()
+
+
 @lru_cache(maxsize=64)
 def _parsed(name: str, text: str, parse: Callable[[str], T], default: T) -> T:
     """``parse(text)``, else ``default`` with one warning (cached: once per name and text)."""
     try:
         return parse(text)
     except (TypeError, ValueError) as exc:
-        warnings.warn(
-            f"mlflow-fingerprint: {name}={text!r} is not valid ({exc}); using {default!r}",
-            FingerprintWarning,
-            stacklevel=4,
-        )
+        if (name, text) not in _WARNED:
+            _WARNED.add((name, text))
+            warnings.warn(
+                f"mlflow-fingerprint: {name}={text!r} is not valid ({exc}); using {default!r}",
+                FingerprintWarning,
+                stacklevel=4,
+            )
         return default
 
 

@@ -7,10 +7,13 @@ that does not need them) never pays for importing torch or mlflow.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from typing import NoReturn, TextIO
 
 from ..version import __version__
 
@@ -71,8 +74,16 @@ def _rerun_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad command line is one line (argparse prints its usage first); the
+    subcommands' parsers are of this class too (``add_subparsers`` makes them so)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="fingerprint",
         description="Record the environment fingerprint of PyTorch runs in MLflow and explain why "
         "two runs differ.",
@@ -269,6 +280,38 @@ def check_numbers(args: argparse.Namespace) -> None:
             raise UsageError(str(exc)) from None
 
 
+@contextlib.contextmanager
+def _one_line_warnings(command: str) -> Iterator[None]:
+    """The package's own warnings (a bad ``MLFLOW_FINGERPRINT_*`` value) as one line each, like
+    its errors: Python's format adds the source line that happened to read the value."""
+    from ..errors import FingerprintWarning
+
+    with warnings.catch_warnings():
+        shown = warnings.showwarning
+
+        def show(
+            message: Warning | str,
+            category: type[Warning],
+            filename: str,
+            lineno: int,
+            file: TextIO | None = None,
+            line: str | None = None,
+        ) -> None:
+            if not issubclass(category, FingerprintWarning):
+                shown(message, category, filename, lineno, file, line)
+                return
+            from ..present.escape import one_line
+            from ..redact import redact_text
+
+            # Not the environment's secrets: reading them reads the settings, whose warning
+            # this may be (it would be shown again, from inside its own showing).
+            text = redact_text(str(message)).removeprefix("mlflow-fingerprint: ")
+            print(f"fingerprint {command}: warning: {one_line(text)}", file=file or sys.stderr)
+
+        warnings.showwarning = show
+        yield
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -276,9 +319,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_BAD_INPUT
     module_name, func_name = HANDLERS[args.command].split(":")
+    stack = contextlib.ExitStack()
     credentials = {name: os.environ.get(name) for name in CREDENTIALS}
     try:
         check_numbers(args)
+        stack.enter_context(_one_line_warnings(args.command))
         module = importlib.import_module(f"{__package__}.{module_name}")
         return int(getattr(module, func_name)(args) or 0)
     except KeyboardInterrupt as exc:
@@ -308,6 +353,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         return EXIT_BAD_INPUT
     finally:  # a URI's credentials were handed to MLflow through these: not left to a caller
+        stack.close()
         for name, before in credentials.items():
             if before is None:
                 os.environ.pop(name, None)

@@ -1,0 +1,51 @@
+"""``cli/main.py``: whatever is wrong with a command line or its environment is one line."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from mlflow_fingerprint.cli.main import EXIT_BAD_INPUT, main
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["show", "x", "--format", "nonsense"], "fingerprint show: error: argument --format"),
+        (["diff", "a", "b", "--rtol", "abc"], "fingerprint diff: error: argument --rtol"),
+        (["no-such-command"], "fingerprint: error: argument COMMAND: invalid choice"),
+        (["find", "x", "--no-such-flag"], "fingerprint: error: unrecognized arguments"),
+        (["find"], "fingerprint find: error: the following arguments are required: RUN"),
+    ],
+)
+def test_a_bad_command_line_is_one_line_and_exit_2(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as ended:
+        main(argv)
+    out, err = capsys.readouterr()
+    assert ended.value.code == EXIT_BAD_INPUT
+    assert out == ""
+    assert err.count("\n") == 1, err  # argparse printed its usage first
+    assert err.startswith(said), err
+    assert err.rstrip().endswith("--help)"), err
+
+
+def test_a_bad_setting_is_one_warning_line_shown_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not Python's two lines naming whichever source line read the variable first; and once,
+    although printing it reads the settings again."""
+    value = f"abc-{uuid.uuid4().hex[:8]}"  # new to this process's once-only warnings
+    monkeypatch.setenv("MLFLOW_FINGERPRINT_REQUEST_TIMEOUT", value)
+    code = main(["show", "x", "--tracking-uri", f"sqlite:///{tmp_path / 'none.db'}"])
+    err = capsys.readouterr().err.splitlines()
+    assert code == EXIT_BAD_INPUT
+    assert err == [
+        f"fingerprint show: warning: MLFLOW_FINGERPRINT_REQUEST_TIMEOUT='{value}' is not valid "
+        f"(could not convert string to float: '{value}'); using 5.0",
+        f"fingerprint show: error: no MLflow database at {tmp_path / 'none.db'} "
+        f"(tracking URI sqlite:///{tmp_path / 'none.db'})",
+    ]
