@@ -89,3 +89,25 @@ def test_a_deleted_experiment_is_one_clear_error_before_training(
     assert trained == []
     assert list(spool_dir.iterdir()) == []  # only its start was spooled: nothing to sync
     assert torch.are_deterministic_algorithms_enabled() is False
+
+
+def test_a_tracking_uri_no_client_can_read_is_one_clear_error_before_training(
+    spool_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A password with a '/' written as it is: the URL's host would be the user name, so no
+    value could ever be stored; nothing of the password reaches the error or a warning."""
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://user:pwQ7/Jq4-not-shown@127.0.0.1:1")
+    trained = []
+
+    @mfp.fingerprinted(experiment="raw", seed=0)
+    def train() -> None:
+        trained.append(True)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(RunNotStarted, match="percent-encode it") as raised:
+            train()
+    said = [str(raised.value), *(str(w.message) for w in caught)]
+    assert [line for line in said if "pwQ7" in line or "Jq4" in line] == [], said
+    assert trained == []
+    assert not spool_dir.exists()  # no spool made: nothing to sync

@@ -27,11 +27,12 @@ from typing import TYPE_CHECKING, Any
 from .. import layout
 from ..capture import RunInfo, capture
 from ..capture.options import FoundOptions
-from ..errors import RunNotStarted, TrainingStopped, warn
+from ..errors import ResolveError, RunNotStarted, TrainingStopped, warn
 from ..model.fingerprint import Fingerprint
 from ..redact import redact_text, secret_env_values
 from ..tracking import tags as tagging
 from ..tracking import uploader
+from ..tracking.credentials import split_credentials
 from ..tracking.events import End, JoinRun, Status, Tags
 from ..tracking.spool import open_spool
 from ..tracking.values import storable
@@ -231,6 +232,10 @@ class FingerprintRun:
         self._job = _Job(group, ranks.RankMetrics(group, self.options.metrics, writer))
 
     def _record_start(self, mlflow: Any, uri: str, group: ranks.RankGroup | None) -> None:
+        try:  # a URI no client reads as meant can never store the run: said before training
+            split_credentials(uri)
+        except ResolveError as exc:
+            raise RunNotStarted(f"mlflow-fingerprint: the run cannot start: {exc}") from None
         o = self.options
         secrets = secret_env_values()
         fp = capture(run=self._run_info("start"))
