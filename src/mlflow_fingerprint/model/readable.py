@@ -108,7 +108,8 @@ def tf32_text(record: Record) -> str:
         return "unavailable"
 
     def state(*nodes: str) -> str:
-        values = {precision.get(n) for n in nodes}
+        # a record is input: a value that is no word (a list, an object) reads as no "tf32"
+        values = {v if isinstance(v, str) else None for v in map(precision.get, nodes)}
         if values == {"tf32"}:
             return "on"
         if "tf32" in values:
@@ -161,7 +162,8 @@ def seed_text(record: Record) -> str:
 def training_loader(record: Record) -> Mapping[str, Any] | None:
     """The loader that yielded most batches (the first seen among equals: the training loop's
     loader starts first), or None where the run saw no loader."""
-    loaders = [x for x in get_path(record, "data.loaders") or [] if isinstance(x, Mapping)]
+    listed = get_path(record, "data.loaders")
+    loaders = [x for x in listed if isinstance(x, Mapping)] if isinstance(listed, list) else []
     if not loaders:
         return None
 

@@ -76,7 +76,8 @@ def summary_text(fp: Fingerprint | Record) -> str:
     elif is_unavailable(gpu):
         gpu_extra = f" ({gpu['unavailable']})"
     platform = record.get("platform", {})
-    cpu = platform.get("cpu", {}) if isinstance(platform, Mapping) else {}
+    cpu = platform.get("cpu") if isinstance(platform, Mapping) else None
+    cpu = cpu if isinstance(cpu, Mapping) else {}  # a record is input: any value may be there
     toolkit = get_path(record, "cuda.toolkit.version")
     packages = record.get("packages", {})
     rows = [

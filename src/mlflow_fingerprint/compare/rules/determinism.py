@@ -38,7 +38,7 @@ def _request_side(label: str, request: Any) -> tuple[bool, str, str]:
         return False, text, text
     mode, by = request.get("mode"), request.get("by")
     via = f" ({by})" if by else ""
-    if mode in ASKED:
+    if isinstance(mode, str) and mode in ASKED:
         text = f"{label} {ASKED[mode]}{via}"
         return True, text, text
     if mode == "off":
