@@ -186,6 +186,7 @@ BAD = {
     "unknown experiment": (["a", "{a}", "-e", "nowhere"], "no experiment named 'nowhere'"),
     "run without fingerprint": (["{nofp}", "{a}"], "has no fingerprint"),
     "missing file": (["{tmp}/missing.json", "{a}"], "cannot read"),
+    "missing file alone": (["{tmp}/missing.json"], "cannot read {tmp}/missing.json: no such file"),
     "invalid json": (["{tmp}/garbage.json", "{a}"], "not valid JSON"),
     "not a fingerprint": (["{tmp}/other.json", "{a}"], "no integer schema_version"),
     "section not an object": (["{tmp}/badsection.json", "{a}"], "section 'gpu' is not an object"),
@@ -206,6 +207,7 @@ def test_bad_input_exits_2_with_one_line_and_no_traceback(case, capsys, tmp_path
     (tmp_path / "badsection.json").write_text('{"schema_version": 1, "gpu": 3}')
     args, message = BAD[case]
     args = [a.format(a=runs["a"], nofp=runs["nofp"], tmp=tmp_path) for a in args]
+    message = message.format(tmp=tmp_path)
     code, out, err = run_cli(capsys, *args, "--tracking-uri", store)
     assert code == 2
     assert out == ""

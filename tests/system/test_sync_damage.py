@@ -83,6 +83,8 @@ def test_a_damaged_start_line_keeps_its_spool_and_says_why(
     assert code == 2
     assert "no readable start record" in out + err
     assert "unreachable" not in out + err
+    assert "run None" not in out  # no run was made for it, and the line says so
+    assert "0 other records (no run made); stopped" in out
     assert [r.info.run_name for r in runs_in("spooled")] == ["fine"]
     assert events.stat().st_size == size  # nothing of it deleted or acknowledged
     assert damaged.acked().offset == 0

@@ -124,9 +124,10 @@ def _sync(
                 lines.append(f"{name}: {shown} unreachable; kept {pending}")
                 continue
             outcome = replay(spool, uri, search=True, stop=deadline.is_set)
+            into = f"into run {outcome.run_id}" if outcome.run_id else "(no run made)"
             text = (
                 f"{name}: uploaded {outcome.metrics} metric values and {outcome.events} "
-                f"other records into run {outcome.run_id}"
+                f"other records {into}"
             )
             if outcome.error or outcome.stuck:
                 reason = outcome.error or outcome.stuck

@@ -221,6 +221,8 @@ def previous_run_id(ref: str, tracking_uri: str | None, experiment: str | None) 
     """The run ``ref`` is compared with when given alone (``tracking.previous_run``): what a
     user means by "compare this run with the last one"."""
     if looks_like_file(ref) and not ref.startswith("runs:/"):
+        if not Path(ref).exists():  # a name ending in .json: a file meant, not a run's name
+            raise ResolveError(f"cannot read {ref}: no such file")
         raise ResolveError(f"{ref} is a file; give a second run or file to compare it with")
     uri = tracking.effective_uri(tracking_uri)
     mlflow_client = tracking.reader(uri)

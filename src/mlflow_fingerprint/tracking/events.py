@@ -198,6 +198,8 @@ def decode(record: Mapping[str, Any]) -> Event:
             return Artifact(str(record["file"]), str(record["path"]))
         if kind == layout.EVENT_END:
             return End(record["status"], int(record["end_time"]))
-    except (KeyError, TypeError, ValueError) as exc:
+    except KeyError as exc:
         raise BadEvent(f"spool record {kind!r} without a valid {exc}") from None
+    except (TypeError, ValueError) as exc:
+        raise BadEvent(f"spool record {kind!r} with a value it cannot hold ({exc})") from None
     raise BadEvent(f"unknown spool record {kind!r}")

@@ -127,6 +127,24 @@ def test_a_record_that_is_no_event_is_a_bad_event(record: dict[str, object]) -> 
         decode(record)
 
 
+@pytest.mark.parametrize(
+    ("record", "said"),
+    [
+        ({"e": "m", "k": "loss"}, "spool record 'm' without a valid 'v'"),
+        (
+            {"e": "m", "k": "loss", "v": "high", "t": 1},
+            "spool record 'm' with a value it cannot hold (could not convert string to float: "
+            "'high')",
+        ),
+    ],
+)
+def test_a_bad_event_says_what_is_wrong_with_it(record: dict[str, object], said: str) -> None:
+    """What ``fingerprint sync`` shows for a record it refuses."""
+    with pytest.raises(BadEvent) as refused:
+        decode(record)
+    assert str(refused.value) == said
+
+
 def test_a_bad_record_is_refused_by_the_replay_and_the_rest_still_arrives(
     sqlite_tracking_uri: str, tmp_path: Path
 ) -> None:
