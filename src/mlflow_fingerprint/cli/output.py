@@ -18,8 +18,12 @@ def emit(text: str, output: str | None, *, styled: bool = False) -> None:
     if not text.endswith("\n"):
         text += "\n"
     if output is None or output == "-":
+        if sys.stdout is None:  # started with its standard output closed (``>&-``)
+            raise UsageError("standard output is closed: give --output FILE")
         sys.stdout.write(text)
         return
+    if not output.strip():
+        raise UsageError("--output names no file: give a path, or - for standard output")
     try:
         Path(output).write_text(text, encoding="utf-8")
     except OSError as exc:

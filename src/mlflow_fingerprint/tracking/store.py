@@ -39,12 +39,28 @@ def effective_uri(tracking_uri: str | None) -> str:
     MLflow is asked only where it is imported (``mlflow.set_tracking_uri`` may have been
     called) or for its default: a command given a server needs no MLflow (``rest.py``)."""
     if tracking_uri:
-        return tracking_uri
+        return checked(tracking_uri)
     if "mlflow" not in sys.modules and os.environ.get("MLFLOW_TRACKING_URI"):
-        return os.environ["MLFLOW_TRACKING_URI"]
+        return checked(os.environ["MLFLOW_TRACKING_URI"])
     import mlflow
 
-    return str(mlflow.get_tracking_uri())
+    return checked(str(mlflow.get_tracking_uri()))
+
+
+def checked(uri: str) -> str:
+    """``uri``, or a ResolveError where a server's URI is no URL (``http://[bad``, a port that
+    is no number): said of the URI, not as a parser's bare ``ValueError``."""
+    from urllib.parse import urlsplit
+
+    from .credentials import split_credentials
+
+    if uri.startswith(("http://", "https://")):
+        split_credentials(uri)  # a password written with a reserved character: its own words
+        try:
+            urlsplit(uri).port  # noqa: B018  (parsing it is the check)
+        except ValueError as exc:
+            raise ResolveError(f"the tracking URI {shown(uri)} is not a valid URL: {exc}") from None
+    return uri
 
 
 def client(tracking_uri: str | None) -> Any:

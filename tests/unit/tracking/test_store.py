@@ -47,3 +47,23 @@ def test_a_read_command_on_an_empty_file_is_one_line_and_writes_nothing(
     assert (code, out, err.count("\n")) == (2, "", 1), err
     assert "is not an MLflow database" in err
     assert path.stat().st_size == 0
+
+
+@pytest.mark.parametrize(
+    ("uri", "said"),
+    [
+        ("http://u:pw-Zq9@[bad/", "the tracking URI http://[bad/ is not a valid URL: Invalid IPv6"),
+        ("http://127.0.0.1:99999", "is not a valid URL: Port out of range"),
+        ("https://host:abc/", "is not a valid URL: Port could not be cast"),
+        ("http://u:pw-Zq9/x@127.0.0.1:5000", "percent-encode it"),
+    ],
+)
+def test_a_server_uri_that_is_no_url_is_one_line_naming_it(
+    uri: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not a parser's bare ``ValueError: Invalid IPv6 URL``, and none of its password."""
+    code = main(["show", "0123456789abcdef0123456789abcdef", "--tracking-uri", uri])
+    out, err = capsys.readouterr()
+    assert (code, out, err.count("\n")) == (2, "", 1), err
+    assert said in err
+    assert "Zq9" not in err
