@@ -96,12 +96,15 @@ _RANDOM_CANDIDATE = re.compile(rf"[A-Za-z0-9+/_\-]{{{RANDOM_MIN_CHARS},}}={{0,2}
 # The words that put a line through the keyword rules, found in the chunk lower-cased in ASCII
 # (``str.lower`` may change its length, and the lines' offsets with it).
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
-KEYWORDS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "sig", "contrase")
+KEYWORDS = ("pass", "pw", "secret", "token", "key", "credential", "auth", "sig", "contrase")
 
 # A value given to a secret-sounding name: ``DB_PASSWORD=x``, ``"password": "x"``, ``?token=x``.
 _NAME = (
-    r"[\w.\-]*(?:password|passwd|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|"
+    r"(?:[\w.\-]*(?:password|passwd|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|"
     r"private[_\-]?key|signing[_\-]?key|credentials?|auth|[_\-]key|sig)"
+    # short words only as a whole name or its last part: ``pw``, ``db_pass``, never ``bypass``
+    # or ``num_passes``
+    r"|(?:[\w.\-]*[_.\-])?(?:pass(?:phrase)?|pw))"
 )
 _ASSIGNED = re.compile(
     rf"(?i)(?P<name>\b{_NAME}[\"']?[ \t]*(?::=|=>|[:=])[ \t]*)"
@@ -114,9 +117,22 @@ _PRIVATE_KEY = re.compile(
 )
 
 SECRET_NAME = re.compile(
-    r"(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE|API_?KEY|ACCESS_?KEY|_KEY$|^KEY$|AUTH)",
+    r"(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|PRIVATE|API_?KEY|ACCESS_?KEY|_KEY$|^KEY$"
+    # short words only as a part of their own: ``MYSQL_PWD``, ``DB_PASS``, ``--pw``; never
+    # ``NUM_PASSES`` or ``BYPASS_CACHE``
+    r"|AUTH|(?:^|_)(?:PASS|PW|PWD)(?:$|_))",
     re.IGNORECASE,
 )
+# The shell's working directories: named like a password, holding a path.
+_SHELL_DIRS = frozenset({"PWD", "OLDPWD"})
+
+
+def secret_name(name: str) -> bool:
+    """Whether a variable, option, argument or param name says its value is secret
+    (``--api-key``, ``token``, ``db.password``); a dash or a dot spells what an underscore does."""
+    return name not in _SHELL_DIRS and bool(
+        SECRET_NAME.search(name.lstrip("-").replace("-", "_").replace(".", "_"))
+    )
 
 
 class RedactionTimeout(TimeoutError):
@@ -499,7 +515,7 @@ def secret_env_values(environ: Mapping[str, str] | None = None, min_length: int 
     env = environ_copy() if environ is None else environ
     keep = frozenset(settings().not_secret)
     with _ONCE:
-        named = {v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= min_length}
+        named = {v for k, v in env.items() if secret_name(k) and len(v) >= min_length}
         inside = {
             s for k, v in env.items() if k not in named for s in _found_once(v, min_length, keep)
         }
@@ -575,11 +591,12 @@ def _redact(
 _VIEW_KEY = _random.token_bytes(16)
 
 
-def masked_view(text: str, secrets: Collection[str] | None = None) -> str:
+def masked_view(text: str, secrets: Collection[str] | None = None, name: str | None = None) -> str:
     """A value the user stored (a param, a run name) as a report shows it: as written where
     nothing in it looks secret, else redacted and marked ``[masked #1a2b3c]``; two values that
-    differ only in what was masked keep different marks, so a report still says they differ."""
-    out = redact_text(text, secrets)
+    differ only in what was masked keep different marks, so a report still says they differ.
+    A value whose ``name`` says it is secret (a param ``db_password``) is masked whole."""
+    out = MASK if name is not None and text and secret_name(name) else redact_text(text, secrets)
     if out == text:
         return text
     mark = hmac.new(_VIEW_KEY, text.encode(errors="replace"), hashlib.sha256).hexdigest()[:6]

@@ -165,4 +165,13 @@ def corpus(seed: int = 14) -> list[Planted]:
     add("libpq password", libpq, f"host=db user=svc password={libpq} dbname=app")
     signing = r(32)
     add("signing key assignment", signing, f'SIGNING_KEY = "{signing}"')
+    # short names for a password, and a password holding a '/' written as it is
+    for name, template in (
+        ("short password name", "login(user='svc', pw={})"),
+        ("mysql password variable", "MYSQL_PWD={}"),
+        ("db pass in yaml", "db_pass: {}"),
+        ("url password with a slash", "https://deploy:{}/" + r(8) + "@artifacts.example.com/x/"),
+    ):
+        secret = r(15)
+        add(name, secret, template.format(secret))
     return out

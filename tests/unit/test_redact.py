@@ -19,6 +19,7 @@ from mlflow_fingerprint.redact import (
     masked_view,
     redact_text,
     secret_env_values,
+    secret_name,
     strip_url_credentials,
 )
 from mlflow_fingerprint.tracking.credentials import for_mlflow
@@ -98,6 +99,45 @@ def test_a_server_uri_with_a_raw_reserved_character_in_its_password_is_refused()
     assert env == {}
     # a database URI's driver reads such a password as it is: left to it
     assert for_mlflow("postgresql://u:pa/ss@db/mlflow", env) == "postgresql://u:pa/ss@db/mlflow"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["--pwd", "--pass", "pw", "passphrase", "MYSQL_PWD", "DB_PASS", "db.password", "--db-pw"],
+)
+def test_short_names_for_a_password_are_secret_names(name: str) -> None:
+    assert secret_name(name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["PWD", "OLDPWD", "num_passes", "--passes", "BYPASS_CACHE", "compass", "lr", "password_min"],
+)
+def test_words_that_only_hold_those_letters_are_not(name: str) -> None:
+    """The shell's working directories, and words with "pass" inside; ``password_min`` is a
+    name that says "password" and so is one (masked: a recipe loses it, nothing leaks)."""
+    assert secret_name(name) is (name == "password_min")
+
+
+def test_short_names_for_a_password_mask_what_is_given_to_them_in_text() -> None:
+    text = "login failed pw=Zq9xK1pw7811 db_pass: Zq9xK3pw7813 num_passes=12 bypass=cached"
+    out = redact_text(text)
+    assert "Zq9x" not in out, out
+    assert "num_passes=12 bypass=cached" in out
+
+
+def test_the_shells_working_directory_is_no_secret_and_mysqls_password_is() -> None:
+    found = secret_env_values({"PWD": "/home/ada/project", "MYSQL_PWD": "Zq9xK1pw7811"})
+    assert found == {"Zq9xK1pw7811"}
+
+
+def test_a_stored_value_whose_name_says_secret_is_masked_whole() -> None:
+    """A param ``db_password`` the user logged: a report shows that it differs, not what it is."""
+    shown = masked_view("plainword", name="db_password")
+    assert "plainword" not in shown
+    assert shown.startswith(MASK)
+    assert shown != masked_view("otherword", name="db_password")
+    assert masked_view("plainword", name="lr") == "plainword"
 
 
 def test_secret_env_values_by_name() -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..model.fingerprint import unavailable
-from ..redact import MASK, SECRET_NAME, redact_text, secret_env_values
+from ..redact import MASK, redact_text, secret_env_values, secret_name
 from .context import ProbeContext
 from .reading import first_line
 
@@ -56,12 +56,6 @@ def repo_root(start: Path) -> Path | None:
         if (path / ".git").exists():
             return path
     return None
-
-
-def secret_name(name: str) -> bool:
-    """Whether an option or argument name says its value is secret (``--api-key``, ``token``);
-    a dash spells the same word as an underscore."""
-    return bool(SECRET_NAME.search(name.lstrip("-").replace("-", "_")))
 
 
 def redact_option(name: str | None, value: str, secrets: set[str]) -> str:

@@ -202,7 +202,7 @@ def from_run(
         record, notes = record_from_tags(tags), (partial_note(label, info.run_id, reason),)
         partial = True
     user = tracking.user_params(dict(run.data.params))
-    params = {masked_view(k): masked_view(v) for k, v in user.items()}
+    params = {masked_view(k): masked_view(v, name=k) for k, v in user.items()}
     if params:
         record = {**record, "params": params}
     name = masked_view(info.run_name) if info.run_name else info.run_name

@@ -54,8 +54,13 @@ def start_event(
     }
     if active is not None:
         own[layout.MLFLOW_PARENT_RUN_ID] = active.info.run_id
+    given = {**publish.run_tags(fp, secrets, o.tags), **own}
     with pause_provider():
-        resolved = resolve_tags({**publish.run_tags(fp, secrets, o.tags), **own})
+        resolved = resolve_tags(given)
+    # MLflow's context providers add tags of their own, the git remote as the repository holds
+    # it among them (MLflow strips ``user:pass@``, not a password holding a '/'): they get the
+    # redactor every tag of ours gets.
+    resolved = {k: v if k in given else redact_text(str(v), secrets) for k, v in resolved.items()}
     # The named experiment, else the parent's (a child shows under it), else the active one.
     experiment_id = None
     if not o.experiment:

@@ -19,7 +19,7 @@ from mlflow_fingerprint import layout
 from mlflow_fingerprint.errors import FingerprintWarning
 from mlflow_fingerprint.model.fingerprint import Fingerprint
 from support.env_churn import churning_environment
-from support.gitrepo import committed_repo
+from support.gitrepo import committed_repo, git
 
 
 def test_the_start_record_is_serialised_off_the_callers_thread(
@@ -76,3 +76,30 @@ def test_a_thread_changing_the_environment_does_not_stop_the_start_being_recorde
         assert run_id is not None
         tags = client.get_run(run_id).data.tags
         assert len(tags[layout.TAG_GIT_COMMIT]) == 40
+
+
+def test_mlflows_own_tags_of_the_run_hold_no_credential(
+    sqlite_tracking_uri: str, spool_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MLflow's git context provider records the remote as the repository holds it, stripping
+    ``user:pass@`` but not a password holding a '/' (its parser ends the host there)."""
+    repo = committed_repo(tmp_path / "repo", {"train.py": "print('hi')\n"})
+    git(repo, "remote", "add", "origin", "https://user:Zq9xF1p/w7751@github.com/o/r.git")
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr("sys.argv", [str(repo / "train.py")])  # the script MLflow reads git of
+    from mlflow.tracking.context.git_context import GitRunContext
+    from mlflow.tracking.context.registry import _run_context_provider_registry
+
+    for provider in _run_context_provider_registry:  # what an earlier test's run cached
+        if isinstance(provider, GitRunContext):
+            monkeypatch.setattr(provider, "_cache", {})
+
+    @mfp.fingerprinted(experiment="start-tags")
+    def train() -> str:
+        run = mlflow.active_run()
+        assert run is not None
+        return run.info.run_id
+
+    tags = MlflowClient().get_run(train()).data.tags
+    assert "github.com/o/r.git" in tags["mlflow.source.git.repoURL"]  # MLflow recorded it
+    assert [k for k, v in tags.items() if "Zq9x" in v or "w7751" in v] == []

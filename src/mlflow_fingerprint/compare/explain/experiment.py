@@ -95,7 +95,7 @@ def _record(run: reads.StoredRun, data: bytes | None) -> tuple[RunRecord, str | 
     """The run's record as the analysis reads it, and why it is not whole where it is not. A
     user's params are shown masked where they look secret, as ``diff`` shows them."""
     user = tracking.user_params(dict(run.params))
-    params = {shown(k): shown(v) for k, v in user.items()}
+    params = {shown(k): shown(v, k) for k, v in user.items()}
     why = "no fingerprint artifact"
     if data is not None:
         try:
@@ -173,10 +173,11 @@ def explain(
 
 
 @cache
-def shown(text: str) -> str:
-    """A user's value as a report shows it (``masked_view``); a sweep repeats its values, so
-    each is judged once."""
-    return masked_view(text)
+def shown(text: str, name: str | None = None) -> str:
+    """A user's value as a report shows it (``masked_view``; the value of a param whose
+    ``name`` says it is secret, masked whole); a sweep repeats its values, so each is judged
+    once."""
+    return masked_view(text, name=name)
 
 
 def _name(run: reads.StoredRun) -> str | None:
