@@ -100,15 +100,22 @@ KEYWORDS = ("pass", "pw", "secret", "token", "key", "credential", "auth", "sig",
 
 # A value given to a secret-sounding name: ``DB_PASSWORD=x``, ``"password": "x"``, ``?token=x``.
 _NAME = (
-    r"(?:[\w.\-]*(?:password|passwd|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|"
-    r"private[_\-]?key|signing[_\-]?key|credentials?|auth|[_\-]key|sig)"
-    # short words only as a whole name or its last part: ``pw``, ``db_pass``, never ``bypass``
-    # or ``num_passes``
-    r"|(?:[\w.\-]*[_.\-])?(?:pass(?:phrase)?|pw))"
+    r"[\w.\-]*(?:password|passwd|passphrase|pwd|secret|token|api[_\-]?key|apikey|"
+    r"access[_\-]?key|private[_\-]?key|signing[_\-]?key|credentials?|auth|[_\-]key|sig)"
 )
 _ASSIGNED = re.compile(
     rf"(?i)(?P<name>\b{_NAME}[\"']?[ \t]*(?::=|=>|[:=])[ \t]*)"
     r"(?:(?P<q>[\"'])(?P<quoted>[^\"'\n]+)(?P=q)|(?P<bare>[^\s\"',;&#)}\]]{3,}))"
+)
+# ``pw`` and ``pass`` as a whole name or its last part (``pw=``, ``db_pass:``; never ``bypass``
+# or ``num_passes``), which code uses for other things too (a pointwise convolution ``pw``, a
+# ``forward_pass``): a quoted value, or a bare one that reads as a password (letters and digits,
+# no call, attribute or index after it). A diff masked where nothing was secret could no longer
+# be applied by a rerun.
+_BARE_PASSWORD = r"(?=[^\s\"',;&#)}\](.]*\d)(?=[^\s\"',;&#)}\](.]*[A-Za-z])[^\s\"',;&#)}\](.]{6,}"
+_ASSIGNED_SHORT = re.compile(
+    r"(?i)(?P<name>\b(?:[\w.\-]*[_.\-])?(?:pass|pw)[\"']?[ \t]*(?::=|=>|[:=])[ \t]*)"
+    rf"(?:(?P<q>[\"'])(?P<quoted>[^\"'\n]+)(?P=q)|(?P<bare>{_BARE_PASSWORD})(?![(.\w\[]))"
 )
 _PRIVATE_KEY = re.compile(
     r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY"
@@ -118,9 +125,9 @@ _PRIVATE_KEY = re.compile(
 
 SECRET_NAME = re.compile(
     r"(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|PRIVATE|API_?KEY|ACCESS_?KEY|_KEY$|^KEY$"
-    # short words only as a part of their own: ``MYSQL_PWD``, ``DB_PASS``, ``--pw``; never
-    # ``NUM_PASSES`` or ``BYPASS_CACHE``
-    r"|AUTH|(?:^|_)(?:PASS|PW|PWD)(?:$|_))",
+    # short words only as the name's last part: ``MYSQL_PWD``, ``DB_PASS``, ``--pw``; never
+    # ``NUM_PASSES``, ``BYPASS_CACHE`` or ``PW_CHANNELS``
+    r"|AUTH|(?:^|_)(?:PASS|PW|PWD)$)",
     re.IGNORECASE,
 )
 # The shell's working directories: named like a password, holding a path.
@@ -300,7 +307,7 @@ def _chunks(text: str) -> Iterator[str]:
 def _keyword_line(line: str) -> str:
     """A line naming a secret: the value given to the name (ours and detect-secrets' rules; its
     rules all need a quote, so its detector is loaded only for a line holding one)."""
-    line = _ASSIGNED.sub(_mask_assigned, line)
+    line = _ASSIGNED_SHORT.sub(_mask_assigned, _ASSIGNED.sub(_mask_assigned, line))
     if '"' in line or "'" in line:
         for value in _keyword_detector().analyze_string(line):
             if value and value != MASK and not _KEPT.fullmatch(value):

@@ -111,7 +111,10 @@ def test_short_names_for_a_password_are_secret_names(name: str) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["PWD", "OLDPWD", "num_passes", "--passes", "BYPASS_CACHE", "compass", "lr", "password_min"],
+    [
+        *("PWD", "OLDPWD", "num_passes", "--passes", "BYPASS_CACHE", "compass", "lr"),
+        *("--pw-channels", "pass_through", "password_min"),
+    ],
 )
 def test_words_that_only_hold_those_letters_are_not(name: str) -> None:
     """The shell's working directories, and words with "pass" inside; ``password_min`` is a
@@ -124,6 +127,24 @@ def test_short_names_for_a_password_mask_what_is_given_to_them_in_text() -> None
     out = redact_text(text)
     assert "Zq9x" not in out, out
     assert "num_passes=12 bypass=cached" in out
+    assert redact_text('login = dict(user="bob", pw="Zq9xD7pw7767")') == (
+        'login = dict(user="bob", pw="***")'
+    )
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "        self.pw = nn.Conv2d(c, c, 1, groups=1)",  # a pointwise convolution
+        "    pw = conv1x1(channels)",
+        "forward_pass = model(batch)",
+        "first_pass = True",
+        "    pass",
+    ],
+)
+def test_code_that_uses_those_names_for_other_things_is_left_as_written(line: str) -> None:
+    """A diff masked where nothing was secret could no longer be applied by a rerun."""
+    assert redact_text(line) == line
 
 
 def test_the_shells_working_directory_is_no_secret_and_mysqls_password_is() -> None:
