@@ -319,11 +319,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_BAD_INPUT
     module_name, func_name = HANDLERS[args.command].split(":")
-    stack = contextlib.ExitStack()
+    # Entered before anything runs: the error path reads the settings too (its redaction), and
+    # may be the first to find one of them invalid.
+    with _one_line_warnings(args.command):
+        return _run(args, module_name, func_name)
+
+
+def _run(args: argparse.Namespace, module_name: str, func_name: str) -> int:
+    """The command's handler, every failure of it one line."""
     credentials = {name: os.environ.get(name) for name in CREDENTIALS}
     try:
         check_numbers(args)
-        stack.enter_context(_one_line_warnings(args.command))
         module = importlib.import_module(f"{__package__}.{module_name}")
         return int(getattr(module, func_name)(args) or 0)
     except KeyboardInterrupt as exc:
@@ -353,7 +359,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         return EXIT_BAD_INPUT
     finally:  # a URI's credentials were handed to MLflow through these: not left to a caller
-        stack.close()
         for name, before in credentials.items():
             if before is None:
                 os.environ.pop(name, None)

@@ -49,3 +49,19 @@ def test_a_bad_setting_is_one_warning_line_shown_once(
         f"fingerprint show: error: no MLflow database at {tmp_path / 'none.db'} "
         f"(tracking URI sqlite:///{tmp_path / 'none.db'})",
     ]
+
+
+def test_a_bad_setting_first_read_by_the_error_path_is_one_warning_line_too(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bad number flag fails before the command reads any setting: the error's redaction is
+    then the first reader, and its warning was Python's two lines."""
+    value = f"abc-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("MLFLOW_FINGERPRINT_REQUEST_TIMEOUT", value)
+    code = main(["diff", "a.json", "b.json", "--atol", "-1"])
+    err = capsys.readouterr().err.splitlines()
+    assert code == EXIT_BAD_INPUT
+    assert [line.split(":")[0:2] for line in err] == [
+        ["fingerprint diff", " warning"],
+        ["fingerprint diff", " error"],
+    ], err
