@@ -32,7 +32,7 @@ from ..model.fingerprint import Fingerprint
 from ..redact import redact_text, secret_env_values
 from ..tracking import tags as tagging
 from ..tracking import uploader
-from ..tracking.credentials import split_credentials
+from ..tracking.credentials import refuse_raw_password
 from ..tracking.events import End, JoinRun, Status, Tags
 from ..tracking.spool import open_spool
 from ..tracking.values import storable
@@ -233,7 +233,7 @@ class FingerprintRun:
 
     def _record_start(self, mlflow: Any, uri: str, group: ranks.RankGroup | None) -> None:
         try:  # a URI no client reads as meant can never store the run: said before training
-            split_credentials(uri)
+            refuse_raw_password(uri)
         except ResolveError as exc:
             raise RunNotStarted(f"mlflow-fingerprint: the run cannot start: {exc}") from None
         o = self.options

@@ -29,8 +29,7 @@ def split_credentials(uri: str) -> tuple[str, str | None, str | None]:
     only (a database URI's password is the database's, read by its driver). An http(s) URI whose
     password holds a reserved character written raw is refused: no client reads it as meant, and
     their messages would show a part of it (``raw_userinfo``)."""
-    if "@" in uri and uri.startswith(("http://", "https://")):
-        _refuse_raw_userinfo(uri)
+    refuse_raw_password(uri)
     try:
         parts = urlsplit(uri)
     except ValueError:
@@ -43,9 +42,12 @@ def split_credentials(uri: str) -> tuple[str, str | None, str | None]:
     return clean, unquote(user) or None, unquote(password) or None
 
 
-def _refuse_raw_userinfo(uri: str) -> None:
-    """An http(s) URI whose password holds a reserved character written raw: no client reads it
-    as meant (its host would be the user name), and their messages showed part of it."""
+def refuse_raw_password(uri: str) -> None:
+    """A ResolveError for an http(s) URI whose password holds a reserved character written raw:
+    no client reads it as meant (its host would be the user name), and their messages showed
+    part of it. Every reader of a tracking URI calls it before any client sees the URI."""
+    if "@" not in uri or not uri.startswith(("http://", "https://")):
+        return
     from ..redact import raw_userinfo, strip_url_credentials  # its detectors: only where needed
 
     if raw_userinfo(uri, server=True) is not None:

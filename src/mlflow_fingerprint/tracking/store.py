@@ -52,10 +52,10 @@ def checked(uri: str) -> str:
     is no number): said of the URI, not as a parser's bare ``ValueError``."""
     from urllib.parse import urlsplit
 
-    from .credentials import split_credentials
+    from .credentials import refuse_raw_password
 
+    refuse_raw_password(uri)  # a password written with a reserved character: its own words
     if uri.startswith(("http://", "https://")):
-        split_credentials(uri)  # a password written with a reserved character: its own words
         try:
             urlsplit(uri).port  # noqa: B018  (parsing it is the check)
         except ValueError as exc:
