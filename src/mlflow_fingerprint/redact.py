@@ -80,8 +80,9 @@ URL_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<userinfo>
 # How far into a URL ``raw_userinfo`` looks for the ``@`` ending a user info: a bound on the work
 # a long word of a text costs.
 USERINFO_MAX_CHARS = 1024
-# A URL as a word of a text, for ``raw_userinfo``.
+# A URL as a word of a text: its user info is masked (``_mask_url_word``).
 _URL_WORD = re.compile(r"[a-zA-Z][a-zA-Z0-9+.\-]*://\S+")
+_AUTHORITY_END = re.compile(r"[/?#]")
 # What may follow the ``@`` that ends a user info: a host name or address, and a port.
 _HOST = re.compile(r"(?:[\w.\-]+|\[[0-9A-Fa-f:.]+\])(?::\d*)?")
 _AZURE_CLIENT_SECRET = re.compile(r"[A-Za-z0-9_~.\-]{3}\dQ~[A-Za-z0-9_~.\-]{30,}")
@@ -334,10 +335,13 @@ def _mask_url(match: re.Match[str]) -> str:
     return match.group("scheme") + MASK + "@"
 
 
-def _mask_raw_url(match: re.Match[str]) -> str:
+def _mask_url_word(match: re.Match[str]) -> str:
+    """A URL's user info masked: written raw (``raw_userinfo``) or as URLs write it."""
     url = match.group()
     span = raw_userinfo(url)
-    return url if span is None else url[: span[0]] + MASK + url[span[1] :]
+    if span is not None:
+        url = url[: span[0]] + MASK + url[span[1] :]
+    return URL_USERINFO.sub(_mask_url, url)
 
 
 def _on_lines(chunk: str, spans: list[tuple[int, int]], mask: Callable[[str], str]) -> str:
@@ -432,9 +436,9 @@ def _redact_chunk(chunk: str, secrets: list[str], keywords: bool, entropy: bool)
         chunk = pattern.sub(_mask_match, chunk)
     for gate, pattern in gated:
         chunk = _on_lines(chunk, _lines_holding(chunk, gate), partial(pattern.sub, _mask_match))
-    urls = _lines_holding(chunk, ("://",))
-    chunk = _on_lines(chunk, urls, partial(_URL_WORD.sub, _mask_raw_url))
-    chunk = _on_lines(chunk, urls, partial(URL_USERINFO.sub, _mask_url))
+    chunk = _on_lines(
+        chunk, _lines_holding(chunk, ("://",)), partial(_URL_WORD.sub, _mask_url_word)
+    )
     basic = partial(_BASIC.sub, _mask_basic)
     chunk = _on_lines(chunk, _lines_holding(chunk, ("Basic", "basic", "BASIC")), basic)
     if keywords:
@@ -457,17 +461,23 @@ def raw_userinfo(url: str, server: bool = False) -> tuple[int, int] | None:
     start = url.find("://") + 3
     if start < 3:
         return None
-    authority = re.split(r"[/?#]", url[start:], maxsplit=1)[0]
+    authority = url[start : _authority_end(url, start)]
     _, colon, port = authority.rpartition(":")
     odd_port = bool(colon and port and not port.isdigit() and not authority.endswith("]"))
-    later_at = "@" in url[start + len(authority) :]
+    later_at = url.find("@", start + len(authority)) >= 0
     if not later_at or not (server or ("@" not in authority and odd_port)):
         return None
     at = min(len(url), start + USERINFO_MAX_CHARS)
     while (at := url.rfind("@", start, at)) >= 0:
-        if _HOST.fullmatch(re.split(r"[/?#]", url[at + 1 : at + 300], maxsplit=1)[0]):
+        if _HOST.fullmatch(url, at + 1, _authority_end(url, at + 1)):
             return start, at
     return None
+
+
+def _authority_end(url: str, start: int) -> int:
+    """Where a URL parser ends the authority that begins at ``start``: at ``/``, ``?`` or ``#``."""
+    found = _AUTHORITY_END.search(url, start)
+    return len(url) if found is None else found.start()
 
 
 def strip_url_credentials(url: str) -> str:
