@@ -15,10 +15,13 @@ argv is redacted with (``capture.program.redact_option``).
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib.machinery import ModuleSpec, PathFinder
 from pathlib import Path
 from typing import Any
 
@@ -213,19 +216,65 @@ def located(tree: Path, origin: Path, rel: str, what: str, run_id: str) -> Path:
     return path
 
 
+def _namespace(spec: ModuleSpec) -> bool:
+    """A folder without ``__init__.py``: Python joins it with every folder of that name on the
+    search path, and prefers any regular package or module of the name found anywhere."""
+    return spec.origin in (None, "namespace")
+
+
+def _search_path_beyond(cwd: Path) -> list[str]:
+    """Where the rerun's interpreter (this one, in this environment) looks for modules besides
+    its working directory, which ``python -m`` puts first."""
+    here = cwd.resolve()
+    out = []
+    for entry in sys.path:
+        with contextlib.suppress(OSError, ValueError):
+            if entry and Path(entry).resolve() != here:
+                out.append(entry)
+    return out
+
+
+def module_file(module: str, cwd: Path, run_id: str) -> Path:
+    """The file ``python -m module`` runs when started in ``cwd``, found by the rules it uses
+    (``runpy``: each parent package, then the module or the package's ``__main__``) against
+    ``cwd`` alone, without importing anything. A folder without ``__init__.py`` whose name also
+    resolves outside ``cwd`` is refused: ``python -m`` would run what is installed under that
+    name (``mlflow_fingerprint/cli/__main__.py`` alone runs the installed command), not it."""
+    importlib.invalidate_caches()
+    inside, outside = [str(cwd)], _search_path_beyond(cwd)
+    names = module.split(".")
+    spec = None
+    for depth in range(len(names) + 1):
+        if depth == len(names):  # a package: python -m runs its __main__
+            if spec is None or spec.submodule_search_locations is None:
+                break
+            names.append("__main__")
+        name = ".".join(names[: depth + 1])
+        spec = PathFinder.find_spec(name, inside)
+        if spec is None or (depth < len(names) - 1 and spec.submodule_search_locations is None):
+            break
+        if _namespace(spec) and outside and PathFinder.find_spec(name, outside) is not None:
+            raise UsageError(
+                f"run {run_id}'s module {module}: {name} in its repository is a folder without "
+                f"__init__.py, and python -m would run the {name} installed outside it instead: "
+                "a rerun runs only what is inside the repository"
+            )
+        if spec.submodule_search_locations is None:
+            return Path(str(spec.origin))
+        inside, outside = list(spec.submodule_search_locations), []
+    raise UsageError(
+        f"run {run_id}'s module {module} is not a file of its repository "
+        f"(looked in {cwd}): a rerun runs only what is inside the repository"
+    )
+
+
 def command(launch: Launch, tree: Path, origin: Path, cwd: Path) -> list[str]:
     """The interpreter running this command, on the run's script (or module) and arguments."""
     r = launch.recipe
     located(tree, origin, launch.argv[0], "argv[0]", r.run_id)
     if r.entry_kind == "module" and r.module:
-        base = cwd / Path(*r.module.split("."))
-        found = [p for p in (base.with_suffix(".py"), base / "__main__.py") if p.is_file()]
-        if not found:
-            raise UsageError(
-                f"run {r.run_id}'s module {r.module} is not a file of its repository "
-                f"(looked in {r.cwd}): a rerun runs only what is inside the repository"
-            )
-        located(tree, origin, str(found[0].relative_to(tree)), "module", r.run_id)
+        found = module_file(r.module, cwd, r.run_id)
+        located(tree, origin, str(found), "module", r.run_id)
         return [sys.executable, "-m", r.module, *launch.argv[1:]]
     script = located(tree, origin, r.script, "entry point", r.run_id)
     return [sys.executable, str(script), *launch.argv[1:]]

@@ -11,8 +11,10 @@ import pytest
 
 from mlflow_fingerprint import settings
 from mlflow_fingerprint.errors import UsageError
+from mlflow_fingerprint.prove import worktree
 from mlflow_fingerprint.prove.launch import Plan, job_for, launch_for, shown
 from mlflow_fingerprint.prove.recipe import Recipe
+from support.gitrepo import committed_repo, git
 
 TOKEN = "ghp_" + "k3Y" * 12
 
@@ -158,3 +160,34 @@ def test_a_masked_secret_in_the_command_line_must_be_given_again() -> None:
     given = launch(masked, Plan(options={"token": TOKEN}), {"program.options.token": TOKEN})
     assert given.argv == ("train.py", "--token", TOKEN)
     assert given.overrides.values == {"program.options.token": "***"}
+
+
+@pytest.mark.parametrize("module", ["mlflow_fingerprint.cli", "pip"])
+def test_a_module_folder_python_would_take_from_outside_the_repository_is_refused(
+    tmp_path: Path, module: str
+) -> None:
+    """A crafted record (issue 45): its stored diff adds only ``<module>/__main__.py``, no
+    ``__init__.py``. The file is in the worktree, but ``python -m`` takes such a folder as a
+    namespace package and runs the installed package of that name with the record's arguments
+    (``capture -o`` a path outside the repository). Refused before anything starts."""
+    repo = committed_repo(tmp_path / "repo", {"train.py": "lr = 0.1\n"})
+    rel = module.replace(".", "/") + "/__main__.py"
+    diff = (
+        f"diff --git a/{rel} b/{rel}\nnew file mode 100644\n--- /dev/null\n+++ b/{rel}\n"
+        "@@ -0,0 +1 @@\n+print('the repository own')\n"
+    )
+    outside = tmp_path / "outside.json"
+    crafted = recipe(
+        entry_kind="module",
+        module=module,
+        entry_path=rel,
+        argv=(rel, "capture", "-o", str(outside)),
+        commit=git(repo, "rev-parse", "HEAD").strip(),
+        diff=diff,
+        diff_digest="crafted",
+    )
+    with worktree.checkout(crafted, repo, private=True) as tree:
+        assert (tree / rel).is_file()  # the shape is there: the old check passed on it
+        with pytest.raises(UsageError, match="folder without __init__"):
+            job_for(launch(crafted), tree, repo, "sqlite:///x.db", "tok", {})
+    assert not outside.exists()
