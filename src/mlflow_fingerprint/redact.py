@@ -45,7 +45,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from functools import lru_cache, partial
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .environment import environ_copy
 
@@ -83,6 +83,10 @@ USERINFO_MAX_CHARS = 1024
 # A URL as a word of a text: its user info is masked (``_mask_url_word``).
 _URL_WORD = re.compile(r"[a-zA-Z][a-zA-Z0-9+.\-]*://\S+")
 _AUTHORITY_END = re.compile(r"[/?#]")
+# Query parameters of signed URLs, every one masked: S3's and GCS's (``X-Amz-Signature``,
+# ``X-Amz-Credential``, ``X-Goog-Signature``); Azure's SAS signature is ``sig``.
+_SIGNED_URL_PREFIXES = ("x-amz-", "x-goog-")
+_SIGNATURE_NAME = re.compile(r"(?:^|[_\-.])(?:sig|signature)$")
 # What may follow the ``@`` that ends a user info: a host name or address, and a port.
 _HOST = re.compile(r"(?:[\w.\-]+|\[[0-9A-Fa-f:.]+\])(?::\d*)?")
 _AZURE_CLIENT_SECRET = re.compile(r"[A-Za-z0-9_~.\-]{3}\dQ~[A-Za-z0-9_~.\-]{30,}")
@@ -336,12 +340,53 @@ def _mask_url(match: re.Match[str]) -> str:
 
 
 def _mask_url_word(match: re.Match[str]) -> str:
-    """A URL's user info masked: written raw (``raw_userinfo``) or as URLs write it."""
+    """A URL in a text: its user info masked, written raw (``raw_userinfo``) or as URLs write
+    it, and its secret query and fragment parameters (``mask_url_parameters``)."""
     url = match.group()
     span = raw_userinfo(url)
     if span is not None:
         url = url[: span[0]] + MASK + url[span[1] :]
-    return URL_USERINFO.sub(_mask_url, url)
+    return mask_url_parameters(URL_USERINFO.sub(_mask_url, url), whole_fragment=False)
+
+
+def secret_parameter(name: str) -> bool:
+    """Whether a URL's query or fragment parameter carries a credential: a secret-sounding name
+    (``access_token``, ``api_key``, ``password``), a signed URL's signature (``sig``,
+    ``signature``, and every ``X-Amz-*`` and ``X-Goog-*`` parameter of S3's and GCS's)."""
+    lowered = name.strip().lower()
+    return lowered.startswith(_SIGNED_URL_PREFIXES) or bool(
+        secret_name(lowered) or _SIGNATURE_NAME.search(lowered)
+    )
+
+
+def _mask_parameters(part: str) -> str:
+    """``a=1&access_token=x`` with the values of the secret parameters masked."""
+    items = []
+    for item in part.split("&"):
+        name, equals, value = item.partition("=")
+        secret = equals and value and secret_parameter(unquote(name))
+        items.append(f"{name}={MASK}" if secret else item)
+    return "&".join(items)
+
+
+def mask_url_parameters(url: str, whole_fragment: bool = True) -> str:
+    """``url`` with the values of its secret query parameters masked (``secret_parameter``)
+    and its fragment: masked whole (``whole_fragment``: a URL that is a record's field, a git
+    remote or a tracking URI, whose fragment means nothing to git or MLflow and is where an
+    OAuth implicit grant puts its token), or only its secret parameters (a URL in free text,
+    where a fragment is mostly a page's anchor and a diff must stay applicable)."""
+    start = url.find("://")
+    start = 0 if start < 0 else start + 3
+    hash_at = url.find("#", start)
+    head, fragment = (url, None) if hash_at < 0 else (url[:hash_at], url[hash_at + 1 :])
+    query_at = head.find("?", start)
+    if query_at >= 0:
+        head = head[: query_at + 1] + _mask_parameters(head[query_at + 1 :])
+    if fragment is None:
+        return head
+    if whole_fragment:
+        return f"{head}#{MASK}" if fragment else f"{head}#"
+    return f"{head}#{_mask_parameters(fragment)}"
 
 
 def _on_lines(chunk: str, spans: list[tuple[int, int]], mask: Callable[[str], str]) -> str:
@@ -481,10 +526,17 @@ def _authority_end(url: str, start: int) -> int:
 
 
 def strip_url_credentials(url: str) -> str:
-    """``https://user:token@host/r.git`` -> ``https://host/r.git``; scp-style ``git@host:r`` kept
-    (the user there is a fixed account name, not a credential). A password written with a
-    character a URL reserves is stripped too (``raw_userinfo``; an http(s) URL is read as a
-    server's, a tracking server's or a git host's, whose paths hold no ``@``)."""
+    """The one redactor of a URL a record or a line holds as a value (a git remote, a tracking
+    URI): ``https://user:token@host/r.git?access_token=t#x`` -> ``https://host/r.git?
+    access_token=***#***``. The user info is removed; scp-style ``git@host:r`` is kept (the user
+    there is a fixed account name, not a credential). A password written with a character a URL
+    reserves is stripped too (``raw_userinfo``; an http(s) URL is read as a server's, a tracking
+    server's or a git host's, whose paths hold no ``@``). Secret query parameters and the
+    fragment are masked (``mask_url_parameters``)."""
+    return mask_url_parameters(_without_userinfo(url))
+
+
+def _without_userinfo(url: str) -> str:
     raw = raw_userinfo(url, server=url.startswith(("http://", "https://")))
     if raw is not None:
         return url[: raw[0]] + url[raw[1] + 1 :]

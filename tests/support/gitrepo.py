@@ -42,8 +42,10 @@ REMOTE_TOKEN = "secret-token-4f9a1c"
 
 
 def repo_with_token_remote(root: Path) -> Path:
-    """A committed repository whose ``origin`` URL holds a credential (``REMOTE_TOKEN``), which
-    no record or output may show."""
+    """A committed repository whose ``origin`` URL holds a credential (``REMOTE_TOKEN``) twice,
+    as its user info and as a query parameter (issue 45: the query was kept), which no record
+    or output may show."""
     repo = committed_repo(root, {"train.py": "lr = 0.1\n"})
-    git(repo, "remote", "add", "origin", f"https://user:{REMOTE_TOKEN}@example.com/r.git")
+    url = f"https://user:{REMOTE_TOKEN}@example.com/r.git?access_token={REMOTE_TOKEN}"
+    git(repo, "remote", "add", "origin", url)
     return repo

@@ -69,7 +69,7 @@ def test_new_commit_changes_recipe(repo: Path) -> None:
 
 def test_remote_credentials_never_appear(repo: Path) -> None:
     fp = mfp.capture(cwd=repo)
-    assert fp.get("git.remote_url") == "https://example.com/r.git"
+    assert fp.get("git.remote_url") == "https://example.com/r.git?access_token=***"
     assert TOKEN not in fp.to_json()
 
 
