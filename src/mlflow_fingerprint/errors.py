@@ -6,7 +6,9 @@ The hierarchy, and what a caller does with each::
     └── FingerprintError          bad input: a record, reference or file that cannot be read;
         │                         the message is one line for a user (the CLI prints it, exit 2)
         ├── ResolveError          a reference that leads to no fingerprint: unknown run, run
-        │                         without a record, unreadable file, unreachable store
+        │   │                     without a record, unreadable file, unreachable store
+        │   └── RefusedFile       a run's stored file that is no regular file, too large or
+        │                         too slow: refused, never stood in for by the run's tags
         ├── ExplainError          an experiment ``explain`` cannot analyse: unknown experiment or
         │                         metric, fewer than 3 runs with it, a bad --at or --filter
         ├── ReplayError           an NVML recording that cannot be replayed
@@ -24,6 +26,9 @@ The hierarchy, and what a caller does with each::
     ├── Rejected                  the store answered and refused: retrying cannot help
     └── StoreError                a tracking server's error answer (or none) to a read made
                                   without MLflow, with MLflow's error code, as its client raises
+    OSError
+    └── UnreadableFile            a stored file refused before or while reading it: not a
+                                  regular file, over its size bound, or no answer in time
     BaseException
     ├── TrainingStopped           MLFLOW_FINGERPRINT_STOP_AFTER was reached: unwinds train() past
     │                             a user's ``except Exception``; the run ends FINISHED
@@ -53,6 +58,12 @@ class ResolveError(FingerprintError):
 
     A FingerprintError, so the CLI prints its message as one line and exits 2, and a Python caller
     catches bad input from ``capture``, ``Fingerprint.load`` and ``diff`` alike."""
+
+
+class RefusedFile(ResolveError):
+    """A run's stored file refused as input (``stored_files``: not a regular file, too large, no
+    answer in time). Never taken for a missing artifact, which the run's tags may stand in for:
+    a run whose record is a FIFO is refused in one line, not compared."""
 
 
 class ExplainError(FingerprintError):
@@ -102,6 +113,12 @@ class RunNotStarted(RuntimeError):
 
 class UsageError(Exception):
     """Bad input or an unreachable store at the command line: the message is the whole story."""
+
+
+class UnreadableFile(OSError):
+    """A file read as input (``stored_files``) that is not a regular file (a FIFO would hold the
+    reader for ever), is larger than its bound, or did not answer in time. An OSError whose
+    ``strerror`` says which, so every reader's handling of a file it cannot read applies."""
 
 
 class BadEvent(Exception):

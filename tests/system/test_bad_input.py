@@ -177,6 +177,26 @@ def store(tmp_path_factory: pytest.TempPathFactory, mlflow_db_template: Path) ->
         ids[name] = run.info.run_id
     client.create_run(exp, run_name="twin")
     client.create_run(exp, run_name="twin")
+    ids.update(fifo_experiment(client, folder))
+    return ids
+
+
+def fifo_experiment(client: Any, folder: Path) -> dict[str, str]:
+    """Experiment ``fifo``: three runs with a record and a metric, and one whose record
+    artifact is a FIFO on the store's disk (issue 45: every reader waited on it for ever)."""
+    exp = client.create_experiment("fifo", artifact_location=str(folder / "fifo-artifacts"))
+    ids = {}
+    for name in ("r0", "r1", "r2", "fifo"):
+        run = client.create_run(exp, run_name=name)
+        client.log_metric(run.info.run_id, "loss", 1.0 + len(ids), step=0)
+        record = Path(run.info.artifact_uri) / layout.FINGERPRINT_ARTIFACT
+        record.parent.mkdir(parents=True)
+        if name == "fifo":
+            os.mkfifo(record)
+        else:
+            record.write_text(GOOD)
+        client.set_terminated(run.info.run_id)
+        ids[name] = run.info.run_id
     return ids
 
 
@@ -289,6 +309,15 @@ STORE_CASES: list[tuple[str, list[str], tuple[str, ...]]] = [
     ),
     ("sync-missing-spool-dir", ["sync", "--spool-dir", "/nonexistent/spool"], ("spool",)),
     *(
+        (f"fifo-{argv[0]}", [*argv, "--tracking-uri", "{uri}"], ("{fifo}", "not a regular file"))
+        for argv in (
+            ["show", "{fifo}"],
+            ["audit", "{fifo}"],
+            ["diff", "{r0}", "{fifo}"],
+            ["explain", "fifo", "--metric", "loss"],
+        )
+    ),
+    *(
         (
             f"schema-99-{argv[0]}-{run}",
             [*argv, "--tracking-uri", "{uri}"],
@@ -323,10 +352,17 @@ def case_dir(tmp_path: Path) -> Path:
 FAIL_FAST_S = 30
 
 
+# A stored file that is a FIFO is refused at once: the test's own time, fixtures aside.
+FIFO_S = 5
+
+
 def store_params() -> list[Any]:
-    marks = [pytest.mark.timeout(FAIL_FAST_S)]
+    marks = {
+        "uri-": [pytest.mark.timeout(FAIL_FAST_S)],
+        "fifo-": [pytest.mark.timeout(FIFO_S, func_only=True)],
+    }
     return [
-        pytest.param(a, w, id=i, marks=marks if i.startswith("uri-") else ())
+        pytest.param(a, w, id=i, marks=marks.get(i[: i.find("-") + 1], ()))
         for i, a, w in STORE_CASES
     ]
 
@@ -345,7 +381,7 @@ def test_bad_reference_or_store_exits_2_with_one_line(
     out, err = capsys.readouterr()
     line = assert_one_line_exit_2(code, out, err)
     for word in words:
-        assert word in line, line
+        assert fill([word], store, case_dir)[0] in line, line
     assert SECRET_PASSWORD not in line, "a password from the tracking URI was echoed"
 
 

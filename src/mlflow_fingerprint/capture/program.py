@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from ..model.fingerprint import unavailable
 from ..redact import MASK, redact_text, secret_env_values, secret_name
+from ..stored_files import read_regular
 from .context import ProbeContext
 from .reading import first_line
 
@@ -36,14 +37,16 @@ _NO_DICT: dict[str, Any] = {}  # what a module without a ``__dict__`` is read as
 
 
 def file_sha256(path: Path) -> str | None:
-    """The content digest of ``path``; None where it cannot be read or is too large to be code."""
+    """The content digest of ``path``; None where it cannot be read, is too large to be code or
+    is no regular file (a record names the files a rerun compares: a FIFO would hold it)."""
     try:
         stat = path.stat()
         if stat.st_size > MAX_SOURCE_BYTES:
             return None
         key = (str(path), stat.st_mtime_ns, stat.st_size)
         if key not in _HASHES:
-            _HASHES[key] = hashlib.sha256(path.read_bytes()).hexdigest()[:DIGEST_LENGTH]
+            data = read_regular(path, limit_bytes=MAX_SOURCE_BYTES, timeout_s=None)
+            _HASHES[key] = hashlib.sha256(data).hexdigest()[:DIGEST_LENGTH]
         return _HASHES[key]
     except OSError:
         return None

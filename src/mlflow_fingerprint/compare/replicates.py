@@ -24,11 +24,11 @@ import statistics
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from .. import layout
 from ..model.hashing import compute_hashes
+from ..stored_files import read_regular
 from ..tracking import history
 from ..tracking import store as tracking
 from . import facts
@@ -81,7 +81,7 @@ def _downloaded_key(mlflow_client: Any, run_id: str) -> str | None:
     with tempfile.TemporaryDirectory(prefix="mfp-rep-") as tmp:
         try:
             local = mlflow_client.download_artifacts(run_id, layout.FINGERPRINT_ARTIFACT, tmp)
-            record, _ = parse_record(Path(local).read_bytes(), run_id)
+            record, _ = parse_record(read_regular(local, follow_links=False), run_id)
         except Exception:
             return None
     return record_key(record)

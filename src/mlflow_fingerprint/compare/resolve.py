@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,10 +19,11 @@ from types import MappingProxyType
 from typing import Any
 
 from .. import layout
-from ..errors import ResolveError
+from ..errors import RefusedFile, ResolveError
 from ..model.fingerprint import Fingerprint, FingerprintError
 from ..model.schema import check_version, migrate
 from ..redact import masked_view
+from ..stored_files import read_regular
 from ..tracking import store as tracking
 from .partial import has_fingerprint_tags, partial_note, record_from_tags
 from .report import RunRef
@@ -78,12 +78,10 @@ def from_object(value: Fingerprint | Mapping[str, Any], label: str) -> Resolved:
 
 
 def from_file(path: Path, ref: str) -> Resolved:
-    """A record file; a FIFO, device or directory is refused before it is opened (reading a FIFO
-    nobody writes to would wait for ever)."""
+    """A record file; a FIFO, device or directory is refused without waiting
+    (``stored_files``: reading a FIFO nobody writes to would wait for ever)."""
     try:
-        if not stat.S_ISREG(path.stat().st_mode):
-            raise ResolveError(f"cannot read {ref}: not a regular file")
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError as exc:
         raise ResolveError(f"cannot read {ref}: {exc.strerror or exc}") from None
     record, notes = parse_record(data, ref)
@@ -147,6 +145,8 @@ def download_record(
     run_id = run.info.run_id
     try:
         data = read_artifacts([stored_run(run)], uri, reader=mlflow_client)[run_id]
+    except RefusedFile:
+        raise
     except ResolveError as exc:  # names the store already
         raise ResolveError(f"cannot fetch the fingerprint of run {run_id}: {exc}") from None
     except OSError as exc:  # a local artifact folder that cannot be read
@@ -196,7 +196,7 @@ def from_run(
     try:
         record, notes = download_record(mlflow_client, run, ref, uri)
     except ResolveError as exc:
-        if not has_fingerprint_tags(tags):
+        if isinstance(exc, RefusedFile) or not has_fingerprint_tags(tags):
             raise
         reason = str(exc).split(": ", 1)[-1]
         record, notes = record_from_tags(tags), (partial_note(label, info.run_id, reason),)

@@ -117,9 +117,11 @@ class Fingerprint:
     @classmethod
     def load(cls, path: str | Path) -> Fingerprint:
         """Read a fingerprint JSON file; every failure is a one-line FingerprintError."""
+        from ..stored_files import read_regular
+
         p = Path(path)
         try:
-            data = p.read_bytes()
+            data = read_regular(p)
         except OSError as exc:
             raise FingerprintError(f"cannot read {p}: {exc.strerror or exc}") from None
         try:

@@ -28,9 +28,10 @@ from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
 
 from .. import layout
+from ..stored_files import read_regular
 from .history import read_store
 from .rest import proxied_root
-from .store import sqlite_file, store_errors
+from .store import refused_as, sqlite_file, store_errors
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -103,8 +104,9 @@ def local_root(artifact_uri: str) -> Path | None:
 
 
 def _read_local(root: Path, path: str) -> bytes | None:
+    """An artifact of a local store, as the store holds it: a link is not followed."""
     try:
-        return (root / path).read_bytes()
+        return read_regular(root / path, follow_links=False)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
 
@@ -134,7 +136,7 @@ def _download(artifact_uri: str, path: str, tracking_uri: str, folder: Path) -> 
             return None
         raise
     try:
-        return local.read_bytes()
+        return read_regular(local, follow_links=False)
     finally:
         local.unlink(missing_ok=True)
 
@@ -164,21 +166,23 @@ def read_artifacts(
         if root is None:
             remote.append(run)
         else:
-            out[run.run_id] = _read_local(root, path)
+            with refused_as(run.run_id, path):
+                out[run.run_id] = _read_local(root, path)
     if remote:
         with store_errors(tracking_uri), tempfile.TemporaryDirectory(prefix="mfp-") as tmp:
             folder = Path(tmp)
 
             def fetch(run: StoredRun) -> bytes | None:
                 root = proxied_root(run.artifact_uri) if served is not None else None
-                if root is None:
-                    return _download(run.artifact_uri, path, tracking_uri, folder)
-                try:
-                    return served(root, path)
-                except Exception as exc:
-                    if _missing(exc):  # the one rule for an absent file, as in _download
-                        return None
-                    raise
+                with refused_as(run.run_id, path):
+                    if root is None:
+                        return _download(run.artifact_uri, path, tracking_uri, folder)
+                    try:
+                        return served(root, path)
+                    except Exception as exc:
+                        if _missing(exc):  # the one rule for an absent file, as in _download
+                            return None
+                        raise
 
             found = pooled(fetch, remote)
         out.update(zip((r.run_id for r in remote), found, strict=True))

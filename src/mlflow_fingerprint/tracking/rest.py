@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from ..errors import StoreError
+from ..stored_files import bounded_chunks
 from ..version import __version__
 from .credentials import PASSWORD, USERNAME, for_mlflow
 
@@ -354,17 +355,19 @@ class Reader:
         root = self._proxied_root(run_id)
         if root is None:
             return str(self._through_mlflow().download_artifacts(run_id, path, dst_path))
+        answer = self._file(root, path)  # the path checked before anything is written
         local = Path(dst_path or ".") / path
         local.parent.mkdir(parents=True, exist_ok=True)
         with local.open("wb") as out:
-            for chunk in self._file(root, path).iter_content(chunk_size=1 << 20):
+            for chunk in bounded_chunks(answer.iter_content(chunk_size=1 << 20), path):
                 out.write(chunk)
         return str(local)
 
     def artifact_file(self, root: str, path: str) -> bytes:
         """File ``path`` of the run artifacts at ``root`` under this server's proxy
         (:func:`proxied_root`); a missing file raises as any error answer does."""
-        return bytes(self._file(root, path).content)
+        chunks = self._file(root, path).iter_content(chunk_size=1 << 20)
+        return b"".join(bounded_chunks(chunks, path))
 
     def _file(self, root: str, path: str) -> Any:
         remote = posixpath.normpath(posixpath.join(root, path))

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from ..stored_files import open_regular, read_regular
 from . import liveness
 
 ENV_SPOOL = "MLFLOW_FINGERPRINT_SPOOL"
@@ -48,6 +49,9 @@ ARTIFACTS = "artifacts"
 LOCK = "lock"
 WRITER = "writer.json"
 FALLBACKS = "fallback-roots.jsonl"
+# The bound on a spool file read (``stored_files``): a long run's events of many gigabytes stay
+# readable, a file of what a disk holds does not.
+MAX_BYTES = 64 * 1024**3
 
 
 def spool_root() -> Path:
@@ -166,7 +170,7 @@ class Spool:
     def _disk_lines(self, offset: int) -> list[bytes]:
         if self.full is not None and offset >= self._disk_end:
             return []
-        with open(self.path / EVENTS, "rb") as f:
+        with open_regular(self.path / EVENTS, limit_bytes=MAX_BYTES) as f:
             f.seek(offset)
             if self.full is None:
                 return list(f)
@@ -183,10 +187,14 @@ class Spool:
         size = self.size()
         with contextlib.ExitStack() as stack:
             try:
-                events = stack.enter_context(open(self.path / EVENTS, "rb"))
-            except OSError:
+                events = stack.enter_context(
+                    open_regular(self.path / EVENTS, limit_bytes=MAX_BYTES)
+                )
+                lines = read_regular(path, limit_bytes=MAX_BYTES).splitlines()
+            except OSError as exc:
+                self._note(f"{ACKS}: not read ({exc.strerror or exc})")
                 return best
-            for line in path.read_bytes().splitlines():
+            for line in lines:
                 try:
                     entry = json.loads(line)
                     offset = int(entry.get("offset", 0))
@@ -229,7 +237,7 @@ class Spool:
     def quarantined(self) -> list[dict[str, Any]]:
         """The refused records with their reasons (damaged lines shown as such)."""
         try:
-            lines = (self.path / QUARANTINE).read_bytes().splitlines()
+            lines = read_regular(self.path / QUARANTINE, limit_bytes=MAX_BYTES).splitlines()
         except OSError:
             return []
         found = []
@@ -266,7 +274,7 @@ class Spool:
     def writer(self) -> dict[str, Any] | None:
         """What ``liveness.identity()`` said of the process that created this spool, if known."""
         try:
-            found = json.loads((self.path / WRITER).read_bytes())
+            found = json.loads(read_regular(self.path / WRITER))
         except (OSError, ValueError):
             return None
         return found if isinstance(found, dict) else None
@@ -274,7 +282,7 @@ class Spool:
     def drop_torn_tail(self) -> None:
         """Cut a line the writer died in the middle of, so that a record appended after a crash
         starts on a line of its own instead of being read as part of the damaged one."""
-        with open(self.path / EVENTS, "rb+") as f:
+        with open_regular(self.path / EVENTS, limit_bytes=MAX_BYTES, writable=True) as f:
             size = end = f.seek(0, os.SEEK_END)
             while end > 0:  # back from the end, a block at a time, to the last newline
                 start = max(0, end - 65536)
@@ -371,7 +379,7 @@ def fallback_roots(root: Path | None = None) -> list[Path]:
     and still exist."""
     root = spool_root() if root is None else root
     try:
-        lines = _fallback_index().read_bytes().splitlines()
+        lines = read_regular(_fallback_index()).splitlines()
     except OSError:
         return []
     found: list[Path] = []

@@ -10,11 +10,11 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from .. import layout
-from ..errors import ResolveError
+from ..errors import RefusedFile, ResolveError, UnreadableFile
+from ..stored_files import read_regular
 from .local_store import created, failure, ready, sqlite_file
 
 # Params the run wrapper logs from the fingerprint itself (``tags.run_params``): compared there.
@@ -246,6 +246,15 @@ def cli_defaults() -> None:
     os.environ.setdefault(HTTP_TIMEOUT, f"{timeout:g}")
 
 
+@contextmanager
+def refused_as(run_id: str, path: str) -> Iterator[None]:
+    """A file of run ``run_id`` that ``stored_files`` refuses, said as the run's."""
+    try:
+        yield
+    except UnreadableFile as exc:
+        raise RefusedFile(f"run {run_id}'s artifact {path} is refused: {exc.strerror}") from None
+
+
 def read_artifact(mlflow_client: Any, run_id: str, path: str) -> bytes | None:
     """The content of a run's artifact ``path``; None where the run has no such artifact.
 
@@ -260,4 +269,5 @@ def read_artifact(mlflow_client: Any, run_id: str, path: str) -> bytes | None:
         return None
     with tempfile.TemporaryDirectory(prefix="mfp-") as tmp:
         local = mlflow_client.download_artifacts(run_id, path, tmp)
-        return Path(local).read_bytes()
+        with refused_as(run_id, path):
+            return read_regular(local, follow_links=False)
