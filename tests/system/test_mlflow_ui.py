@@ -5,7 +5,9 @@ headless Chromium (Debian's chromium; ``.ci/run`` installs it where missing).
 It checks what a person sees: from MLflow's experiment list, with **Model training** picked in the
 sidebar as the README says, and from the address the product prints, the experiment opens on the
 training runs table (not MLflow 3's GenAI overview, which a click in a new browser opens), run B's
-page shows the ``fingerprint.*`` tags, and the report's artifact page shows the verdict.
+page shows the ``fingerprint.*`` tags, the report's artifact page shows the verdict, and each
+run's description, written from the other run renamed to hold Markdown links, images, HTML and
+``javascript:`` URLs, shows them as text (issue 45).
 """
 
 from __future__ import annotations
@@ -27,6 +29,18 @@ from support.mlflow_team import MlflowServer
 pytestmark = pytest.mark.usefixtures("restore_environ")
 
 EXPERIMENT = "fingerprint-ui"
+# Run names a description quotes, each what a Markdown renderer would make live markup of; the
+# describer cuts a name at 60 characters, so each fits.
+HOSTILE_NAMES = {
+    "A": "[click](http://evil.example/) <img src=x onerror=alert(1)>",
+    "B": "![px](http://evil.example/p.png) [js](javascript:alert(1))",
+}
+# What the page must not hold after rendering a description: a link or image leading anywhere
+# the names said, an element the names wrote.
+LIVE_MARKUP = (
+    'document.querySelectorAll(\'a[href*="evil.example"], a[href^="javascript:"], '
+    'img[src*="evil.example"], img[src="x"], img[onerror]\').length'
+)
 
 
 def needs_chromium() -> None:
@@ -112,5 +126,31 @@ def test_the_ui_shows_training_runs_fingerprint_tags_and_the_diff_report(
             page.goto(run_url(server.url, experiment.experiment_id, b, f"artifacts/{report}"))
             shown = page.wait_for("Verdict: explained", timeout_s=90)
             assert "data.loaders" in shown or "seeds.requested" in shown
+
+            # Each run described from the other, renamed to hold live markup: shown as text.
+            described_with_hostile_names(client, a, b)
+            for run, other in ((b, "A"), (a, "B")):
+                page.goto("about:blank")  # a fresh load: the UI keeps the runs it read
+                page.goto(run_url(server.url, experiment.experiment_id, run))
+                text = page.wait_for("mlflow-fingerprint: vs run", settle_s=2)
+                page.screenshot(tmp_path / f"description-{other}.png")
+                assert HOSTILE_NAMES[other] in text, text  # every character, as text
+                assert page.evaluate(LIVE_MARKUP) == 0
+            assert (tmp_path / "description-A.png").stat().st_size > 10_000  # a drawn page
     finally:
         server.close()
+
+
+def described_with_hostile_names(client: MlflowClient, a: str, b: str) -> None:
+    """Runs A and B renamed to ``HOSTILE_NAMES``, and each given the description the run's
+    describer writes (``describe_run``, as after a training), from a diff with the other."""
+    from mlflow_fingerprint.cli.describe_run import describe
+
+    client.update_run(a, name=HOSTILE_NAMES["A"])
+    client.update_run(b, name=HOSTILE_NAMES["B"])
+    describe(b, a)
+    describe(a, b)
+    for run, other in ((b, "A"), (a, "B")):
+        line = client.get_run(run).data.tags[layout.MLFLOW_DESCRIPTION]
+        assert line.startswith("mlflow-fingerprint: vs run "), line
+        assert HOSTILE_NAMES[other] not in line  # escaped as stored

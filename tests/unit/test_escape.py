@@ -7,6 +7,7 @@ logged, a field the comparator explains. Records are data, however they were wri
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 from mlflow_fingerprint import diff
 from mlflow_fingerprint.cli.main import main
 from mlflow_fingerprint.present import render
+from mlflow_fingerprint.present.description import description
 from mlflow_fingerprint.present.escape import markdown_text, terminal
 from support.records import cpu_record, edit, write
 
@@ -89,3 +91,74 @@ def test_show_and_an_error_line_write_control_characters_out(
     assert controls(err) == []
     assert err.count("\n") == 1
     assert terminal("a\x1bb\nc") == "a\\u001bb\nc"
+
+
+# Names and values that a Markdown renderer (MLflow's UI, GitHub) would turn into live markup.
+LIVE_MARKUP = [
+    "[click me](http://evil.example/)",
+    "<img src=x onerror=alert(1)>",
+    "![px](http://evil.example/p.png)",
+    "[x](javascript:alert(1))",
+    "<a href='javascript:alert(1)'>x</a>",
+    "javascript:alert(document.cookie)",
+    "see www.evil.example or http://evil.example/?q=1",
+    "mail me@evil.example",
+    "<https://evil.example/auto>",
+    "[ref]: http://evil.example/ref",
+]
+
+
+def inert(markdown: str) -> None:
+    """``markdown`` rendered (raw HTML allowed, as a lax renderer does) holds no link, image or
+    tag, and every URL-shaped word in it is inside a code span, which no renderer links."""
+    from markdown_it import MarkdownIt
+
+    rendered = MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
+    assert "<a " not in rendered, rendered
+    assert "<img" not in rendered, rendered
+    tags = set(re.findall(r"</?([a-zA-Z][\w-]*)", rendered))
+    assert tags <= {
+        "p",
+        "code",
+        "table",
+        "thead",
+        "tbody",
+        "tr",
+        "th",
+        "td",
+        "h3",
+        "strong",
+        "ul",
+        "li",
+        "em",
+        "blockquote",
+    }, tags
+    outside_code = re.sub(r"<code>.*?</code>", "", rendered, flags=re.S)
+    assert not re.search(r"(?i)https?:|www\.|javascript:|@evil", outside_code), outside_code
+
+
+@pytest.mark.parametrize("hostile", LIVE_MARKUP)
+def test_the_run_description_shows_names_and_values_as_text(tmp_path: Path, hostile: str) -> None:
+    """The run's MLflow description (``mlflow.note.content``, rendered by the UI as Markdown)
+    from a run named ``hostile`` whose option holds it too (issue 45: they landed live)."""
+    a = edit(cpu_record(), **{"program.options.note": hostile})
+    b = edit(cpu_record(), **{"program.options.note": "plain"})
+    report = diff(write(tmp_path, "a", a), write(tmp_path, "b", b))
+    named = dataclasses.replace(report.a, name=hostile, run_id="0123456789abcdef" * 2)
+    line = description(dataclasses.replace(report, a=named))
+    assert "program.options.note" in line
+    assert "\n" not in line
+    inert(line)
+
+
+@pytest.mark.parametrize("hostile", LIVE_MARKUP)
+def test_the_markdown_report_shows_record_values_as_text(tmp_path: Path, hostile: str) -> None:
+    a = edit(cpu_record(), **{"program.options.note": hostile, "params.lr": hostile})
+    b = edit(cpu_record(), **{"program.options.note": "plain", "params.lr": "0.1"})
+    report = diff(write(tmp_path, "a", a), write(tmp_path, "b", b))
+    named = dataclasses.replace(report.a, ref=hostile, name=hostile)
+    inert(
+        render(
+            dataclasses.replace(report, a=named, notes=(hostile,)), "markdown", include_none=True
+        )
+    )

@@ -18,6 +18,13 @@ _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2
 # What Markdown (GFM) reads as markup anywhere in running text, and at the start of a block.
 _MARKDOWN = re.compile(r"([\\`*_\[\]|~])")
 _BLOCK_START = re.compile(r"^(\d*)([#>=+\-.)])")
+# What a Markdown renderer turns into a link by itself (GFM's and showdown's autolinks: a URL,
+# ``www.``, an e-mail address) or what a link may lead to (``javascript:``, ``data:``): such a
+# word of a record is written as code, which no renderer links.
+_LINKABLE = re.compile(
+    r"(?i)\b(?:[a-z][a-z0-9+.\-]*://|www\.|(?:javascript|vbscript|data|mailto|file):)\S*"
+    r"|[\w.+\-]+@[\w\-]+\.[\w.\-]+"
+)
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -37,9 +44,19 @@ def one_line(text: str) -> str:
 
 def markdown_text(text: str) -> str:
     """Running text in Markdown, on one line: markup characters backslash-escaped and ``<``,
-    ``>``, ``&`` as entities, so nothing in it becomes a tag, a link or a table column."""
-    escaped = _MARKDOWN.sub(r"\\\1", html.escape(one_line(text), quote=False))
-    return _BLOCK_START.sub(r"\1\\\2", escaped)
+    ``>``, ``&`` as entities, and a word a renderer would link (``_LINKABLE``) as code, so
+    nothing in it becomes a tag, a link, an image or a table column."""
+    line = one_line(text)
+    pieces, done = [], 0
+    for found in _LINKABLE.finditer(line):
+        pieces += [_markdown_plain(line[done : found.start()]), markdown_code(found.group())]
+        done = found.end()
+    pieces.append(_markdown_plain(line[done:]))
+    return _BLOCK_START.sub(r"\1\\\2", "".join(pieces))
+
+
+def _markdown_plain(text: str) -> str:
+    return _MARKDOWN.sub(r"\\\1", html.escape(text, quote=False))
 
 
 def markdown_code(text: str) -> str:
