@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import itertools
+import json
 import math
 import re
 import secrets as _random
@@ -86,6 +87,7 @@ _AUTHORITY_END = re.compile(r"[/?#]")
 # Query parameters of signed URLs, every one masked: S3's and GCS's (``X-Amz-Signature``,
 # ``X-Amz-Credential``, ``X-Goog-Signature``); Azure's SAS signature is ``sig``.
 _SIGNED_URL_PREFIXES = ("x-amz-", "x-goog-")
+_CLOSING = "\"'`)]}>,;."
 _SIGNATURE_NAME = re.compile(r"(?:^|[_\-.])(?:sig|signature)$")
 # What may follow the ``@`` that ends a user info: a host name or address, and a port.
 _HOST = re.compile(r"(?:[\w.\-]+|\[[0-9A-Fa-f:.]+\])(?::\d*)?")
@@ -349,6 +351,47 @@ def _mask_url_word(match: re.Match[str]) -> str:
     return mask_url_parameters(URL_USERINFO.sub(_mask_url, url), whole_fragment=False)
 
 
+def mask_urls_in_json(text: str) -> str:
+    """JSON ``text`` (a record read back) with every URL in its strings masked as
+    ``redact_text`` masks one (user info, secret parameters). A record is input: one written by
+    an older release, or by hand, may hold a remote's token, which no line may show. ``://``
+    occurs in JSON only inside a string, so only the few literals around one are decoded,
+    masked and written again (a scan of the whole text costs what parsing it does)."""
+    pieces, done = [], 0
+    at = text.find("://")
+    while at >= 0:
+        start, end = _unescaped_quote(text, at, -1), _unescaped_quote(text, at, 1)
+        if start < done or end < 0:  # not inside a string: not JSON, json.loads will say so
+            break
+        pieces += [text[done:start], _masked_literal(text[start : end + 1])]
+        done = end + 1
+        at = text.find("://", done)
+    return "".join([*pieces, text[done:]]) if pieces else text
+
+
+def _unescaped_quote(text: str, at: int, step: int) -> int:
+    """The nearest ``"`` before (``step`` -1) or after ``at`` that no backslash escapes."""
+    while True:
+        at = text.rfind('"', 0, at) if step < 0 else text.find('"', at)
+        if at < 0:
+            return at
+        before = at - 1
+        while before >= 0 and text[before] == "\\":
+            before -= 1
+        if (at - 1 - before) % 2 == 0:
+            return at
+        at += step
+
+
+def _masked_literal(literal: str) -> str:
+    try:
+        value = json.loads(literal)
+    except ValueError:
+        return literal
+    masked = _URL_WORD.sub(_mask_url_word, value) if isinstance(value, str) else value
+    return literal if masked == value else json.dumps(masked)
+
+
 def secret_parameter(name: str) -> bool:
     """Whether a URL's query or fragment parameter carries a credential: a secret-sounding name
     (``access_token``, ``api_key``, ``password``), a signed URL's signature (``sig``,
@@ -365,7 +408,9 @@ def _mask_parameters(part: str) -> str:
     for item in part.split("&"):
         name, equals, value = item.partition("=")
         secret = equals and value and secret_parameter(unquote(name))
-        items.append(f"{name}={MASK}" if secret else item)
+        # what closes the text around a URL (a quote, a bracket) is kept, not taken for the value
+        closing = value[len(value.rstrip(_CLOSING)) :]
+        items.append(f"{name}={MASK}{closing}" if secret else item)
     return "&".join(items)
 
 

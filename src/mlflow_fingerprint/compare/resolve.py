@@ -22,7 +22,7 @@ from .. import layout
 from ..errors import RefusedFile, ResolveError
 from ..model.fingerprint import Fingerprint, FingerprintError
 from ..model.schema import check_version, migrate
-from ..redact import masked_view
+from ..redact import mask_urls_in_json, masked_view
 from ..stored_files import read_regular
 from ..tracking import store as tracking
 from .partial import has_fingerprint_tags, partial_note, record_from_tags
@@ -56,7 +56,8 @@ def parse_record(
     without the round trip through a frozen ``Fingerprint`` (which only normalises how sections
     are written): ``explain`` reads a thousand records at once."""
     try:
-        raw = json.loads(data)
+        text = data.decode() if isinstance(data, bytes) else data
+        raw = json.loads(mask_urls_in_json(text))  # a URL's token never shown
     except (ValueError, RecursionError) as exc:
         raise ResolveError(f"{where} is not a fingerprint: not valid JSON ({exc})") from None
     version = raw.get("schema_version") if isinstance(raw, Mapping) else None
