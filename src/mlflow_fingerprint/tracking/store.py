@@ -113,6 +113,22 @@ def _fail_fast_database() -> None:
     logging.getLogger(utils.__name__).setLevel(logging.ERROR)
 
 
+@contextmanager
+def sql_log_off() -> Iterator[None]:
+    """MLflow's database layer logs a failed query whole (its SQL and every parameter: 1,657
+    lines for a filter of 400 clauses) before raising; within this block it does not, and the
+    caller says what failed in one line."""
+    import logging
+
+    logger = logging.getLogger("mlflow.store.db.utils")
+    was = logger.disabled
+    logger.disabled = True
+    try:
+        yield
+    finally:
+        logger.disabled = was
+
+
 CONNECTION_FAILURES = (
     "Max retries exceeded",
     "Connection refused",

@@ -242,3 +242,60 @@ def test_a_newer_record_is_refused_and_values_from_runs_are_escaped(store) -> No
     assert "\\u001b]52" in text
     assert "&lt;script&gt;" in page
     assert json.loads(render(report, "json"))["factors"][0]["fields"] == ["params.lr"]
+
+
+def test_an_infinite_run_and_values_past_any_sane_range_are_left_out_and_named(store) -> None:
+    """Issue 45: MLflow stores a diverged run's inf as 1.797e308 and explain took it for a
+    value: numpy's overflow warnings, ``sd inf``, "the spread is seed noise"; values near 1e200
+    gave ``nan%``. They are left out, each with why, and no numpy warning is raised."""
+    import warnings
+
+    base = cpu_record()
+    for s in range(4):
+        _run(store, "diverged", f"d{s}", seeded(base, s), 0.1, 0.5 + NOISE[s])
+    _run(store, "diverged", "inf", seeded(base, 6), 0.1, float("inf"))
+    _run(store, "diverged", "huge", seeded(base, 7), 0.1, 1.5e200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a numpy warning fails the test
+        report = mfp.explain("diverged", tracking_uri=store)
+    assert report.runs == 4
+    why = sorted(x.why for x in report.left_out)
+    assert why == [
+        "val_loss is beyond the range explain analyses (±1e+100)",
+        "val_loss is inf (MLflow stores it as 1.797e308)",
+    ]
+    assert report.noise.sd is not None
+    assert 0.005 < report.noise.sd < 0.05
+    text = render(report, "text")
+    assert "inf" not in text.split("Left out")[0]
+    assert "nan" not in text
+
+
+def test_runs_apart_only_in_a_param_are_not_replicates(store) -> None:
+    """Issue 45: two runs whose records are equal but whose ``params.lr`` differ were taken as
+    replicates, so the noise floor was 100% of the variance next to ``params.lr`` 100%
+    important. Replicates are equal in every field but the seeds, params included."""
+    base = cpu_record()
+    for s in range(8):
+        lr = 0.1 if s % 2 else 0.01
+        _run(store, "params-only", f"p{s}", seeded(base, s), lr, 0.9 - 0.4 * (s % 2) + 0.001 * s)
+    report = mfp.explain("params-only", tracking_uri=store)
+    assert report.noise.groups == 2
+    assert report.noise.share is not None
+    assert report.noise.share < 0.05
+    assert report.factors[0].fields == ("params.lr",)
+    assert report.factors[0].verdict == "important"
+
+
+def test_a_filter_of_400_clauses_is_one_line_naming_the_filter(store, mixed, capfd) -> None:
+    """Issue 45: sqlite cannot evaluate it; MLflow logged its SQL (1,657 lines) and the line
+    blamed the database file. It is a bad --filter, in one line, with nothing else printed."""
+    huge = " and ".join(f"params.lr != 'x{i}'" for i in range(400))
+    code = main(["explain", "mixed", "--filter", huge, "--tracking-uri", store])
+    out, err = capfd.readouterr()
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1, err[:2000]
+    assert err.startswith("fingerprint explain: error: bad --filter \"params.lr != 'x0'")
+    assert f"({len(huge)} characters): 400 clauses" in err
+    assert "database" not in err

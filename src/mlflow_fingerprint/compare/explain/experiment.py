@@ -9,6 +9,7 @@ share, else the metric most runs logged.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -30,6 +31,16 @@ from .result import Explanation, Group, LeftOut, Missing, Outlier
 from .table import RunRecord, build
 
 MIN_RUNS = 3
+# The largest metric value explain analyses: its squares, summed over a million runs, stay far
+# inside a float. MLflow stores an infinity as the largest float (1.797e308), so a diverged
+# run's inf arrives finite; it and anything this large are left out and listed with why.
+MAX_VALUE = 1e100
+# The clauses of a --filter (MLflow's filters join clauses with AND only), quoted values aside.
+MAX_CLAUSES = 100
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
+_AND = re.compile(r"\s+and\s+", re.IGNORECASE)
+# What MLflow writes for +-inf (``sys.float_info.max``).
+STORED_INFINITY = 1.7976931348623157e308
 FINISHED = "FINISHED"
 # Shown to a user whose experiment mixes fingerprinted runs with runs that are not.
 ONLY_FINGERPRINTED = f"tags.`{layout.TAG_HASH}` LIKE '%'"
@@ -49,15 +60,44 @@ def _at(at: str | int) -> str | int:
 
 
 def _search(mlflow_client: Any, uri: str, experiment_id: str, filter_string: str) -> list[Any]:
+    """The runs ``filter_string`` matches. A filter the store refuses, or cannot evaluate where
+    the same search without it succeeds (a filter of 400 clauses is past what sqlite takes), is
+    a bad --filter, said in one line: not a failure of the store."""
+    clauses = len(_AND.split(_QUOTED.sub("''", filter_string))) if filter_string else 0
+    if clauses > MAX_CLAUSES:
+        raise ExplainError(
+            f"bad --filter {_shown_filter(filter_string)}: {clauses} clauses, more than the "
+            f"{MAX_CLAUSES} explain sends to a store (sqlite joins a table per clause, 200 at "
+            "most, and such a query takes minutes to build)"
+        )
     try:
-        return reads.search(mlflow_client, [experiment_id], filter_string)
+        with tracking.sql_log_off():
+            return reads.search(mlflow_client, [experiment_id], filter_string)
     except Exception as exc:
-        if getattr(exc, "error_code", None) == "INVALID_PARAMETER_VALUE":
+        refused = getattr(exc, "error_code", None) == "INVALID_PARAMETER_VALUE"
+        if filter_string and (refused or _answers(mlflow_client, experiment_id)):
             raise ExplainError(
-                f"bad --filter {filter_string!r}: {tracking.first_line(exc)}"
+                f"bad --filter {_shown_filter(filter_string)}: {tracking.first_line(exc)}"
             ) from None
         with tracking.store_errors(uri):
             raise
+
+
+def _answers(mlflow_client: Any, experiment_id: str) -> bool:
+    """Whether the store answers a search of the experiment without a filter."""
+    try:
+        with tracking.sql_log_off():
+            mlflow_client.search_runs([experiment_id], max_results=1)
+    except Exception:
+        return False
+    return True
+
+
+def _shown_filter(filter_string: str, limit: int = 80) -> str:
+    """The filter as an error line names it: whole where short, else its start and its size."""
+    if len(filter_string) <= limit:
+        return repr(filter_string)
+    return f"{filter_string[:limit]!r}… ({len(filter_string)} characters)"
 
 
 def choose_metric(runs: Sequence[reads.StoredRun]) -> tuple[str, str]:
@@ -156,8 +196,8 @@ def explain(
         elif value is None:
             at_step = "" if step == "final" else f" at step {step}"
             left.append(LeftOut(run.run_id, f"no {metric}{at_step}", _name(run)))
-        elif not np.isfinite(value):
-            left.append(LeftOut(run.run_id, f"{metric} is {value}", _name(run)))
+        elif not np.isfinite(value) or abs(value) > MAX_VALUE:
+            left.append(LeftOut(run.run_id, _out_of_range(metric, value), _name(run)))
         else:
             used.append(run)
             y.append(value)
@@ -167,9 +207,31 @@ def explain(
             f"has {len(used)}{where}" + (f" ({_left_summary(left)} left out)" if left else "")
         )
     data = reads.read_artifacts(used, uri, reader=mlflow_client)
-    return _explained(
-        experiment, experiment_id, metric, step, used, data, np.array(y), left, notes, tracking_uri
-    )
+    # values are bounded above, so numpy has nothing to warn of; none of its lines reaches a user
+    with np.errstate(all="ignore"):
+        return _explained(
+            experiment,
+            experiment_id,
+            metric,
+            step,
+            used,
+            data,
+            np.array(y),
+            left,
+            notes,
+            tracking_uri,
+        )
+
+
+def _out_of_range(metric: str, value: float) -> str:
+    """Why a value is left out: not a number, infinite however stored, or beyond MAX_VALUE
+    (said without the value, so runs left out for one reason are counted together)."""
+    if np.isnan(value):
+        return f"{metric} is nan"
+    if np.isinf(value) or abs(value) >= STORED_INFINITY:
+        sign = "-" if value < 0 else ""
+        return f"{metric} is {sign}inf (MLflow stores it as {sign}1.797e308)"
+    return f"{metric} is beyond the range explain analyses (±{MAX_VALUE:g})"
 
 
 @cache

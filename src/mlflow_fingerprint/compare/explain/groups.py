@@ -41,13 +41,15 @@ def is_seed_field(path: str) -> bool:
 
 
 def replicate_key(record: Mapping[str, Any] | None, fields: Mapping[str, str]) -> Hashable:
-    """What a run's replicates share. A run with its whole record: the comparator's replicate
-    hash (``compare.replicates.record_key``: env, numerics and recipe less the seeds). A run
-    explained from its tags or params alone: the fields every run holds (as text), less the
-    seeds. Runs with equal keys are replicates of one another."""
+    """What a run's replicates share: every field the analysis reads (as text), less the seeds,
+    the params a run logged included (no hash holds them: runs apart only in ``params.lr`` are
+    no replicates); for a run with its whole record, also the comparator's replicate hash
+    (``compare.replicates.record_key``: env, numerics and recipe less the seeds). Runs with
+    equal keys are replicates of one another."""
+    named = tuple(sorted((f, v) for f, v in fields.items() if not is_seed_field(f)))
     if record is not None:
-        return ("record", record_key(record))
-    return ("fields", tuple(sorted((f, v) for f, v in fields.items() if not is_seed_field(f))))
+        return ("record", record_key(record), named)
+    return ("fields", named)
 
 
 @dataclass(frozen=True)
