@@ -34,27 +34,6 @@ def test_the_first_use_lock_is_exclusive_for_a_creator_and_shared_for_openers(
         assert held
 
 
-def test_a_store_made_ready_leaves_no_lock_file_beside_it(
-    tmp_path: Path, mlflow_db_template: Path
-) -> None:
-    """Created here, or found created: either way no ``mlflow.db.mfp-lock`` is left in the
-    folder (in a project, one more untracked file in every later run's ``git status``)."""
-    import shutil
-
-    from mlflow import MlflowClient
-
-    new, existing = tmp_path / "new" / "mlflow.db", tmp_path / "existing" / "mlflow.db"
-    existing.parent.mkdir()
-    shutil.copyfile(mlflow_db_template, existing)
-    # as an earlier version of the package left it
-    existing.with_name("mlflow.db" + local_store.LOCK_SUFFIX).touch()
-    for database in (new, existing):
-        uri = local_store.ready(f"sqlite:///{database}")
-        assert local_store.created(database)
-        assert sorted(p.name for p in database.parent.iterdir()) == ["mlflow.db"]
-        assert MlflowClient(uri).search_experiments()  # the store is there and answers
-
-
 def test_a_file_counts_as_created_once_mlflow_recorded_its_schema(tmp_path: Path) -> None:
     database = tmp_path / "mlflow.db"
     assert not local_store.created(database)  # missing
