@@ -120,6 +120,7 @@ ENABLERS_FROM_STEP_0 = frozenset(
         "seeds.at_first_step.state_digests",
         "seeds.pythonhashseed",
         "data.loaders",
+        "first_step.before_seeding",
     }
 )
 
