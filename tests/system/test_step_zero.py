@@ -187,3 +187,30 @@ def test_equal_weights_and_batch_with_other_threads_names_the_forward_computatio
         assert "Seeds and data are ruled out" in shown
     assert report.verdict == "explained"
     assert report.differences[0].field == "torch.threads"
+
+
+def test_the_optimizer_hook_records_the_first_step_and_removes_itself() -> None:
+    import torch
+    import torch.optim.optimizer as optimizer_module
+
+    from mlflow_fingerprint.capture.first_step import weights_record
+    from mlflow_fingerprint.run.first_step import FirstStepRecorder
+
+    hooks = len(optimizer_module._global_optimizer_pre_hooks)
+    model = torch.nn.Linear(3, 2)
+    initial = weights_record([list(model.parameters())], torch)["digest"]
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    recorder = FirstStepRecorder().start()
+    try:
+        assert len(optimizer_module._global_optimizer_pre_hooks) == hooks + 1
+        model(torch.ones(1, 3)).sum().backward()
+        optimizer.step()
+        assert len(optimizer_module._global_optimizer_pre_hooks) == hooks
+        optimizer.step()
+    finally:
+        recorder.stop()
+    first = recorder.record()
+    assert first is not None
+    assert first["recorded_by"] == "torch.optim"
+    assert first["weights"]["digest"] == initial  # before the update
+    assert first["batch"] == {"unavailable": "no batch was seen before the first step"}

@@ -96,14 +96,15 @@ def first_step_parting(metrics: Sequence[MetricComparison]) -> MetricComparison 
     return None
 
 
-def _drawn_enabler(labels: Sequence[str], seed_words: str) -> Enabler:
+def _drawn_enabler(labels: Sequence[str], seed_words: str, parting: str | None) -> Enabler:
     runs = "both runs" if len(labels) == 2 else f"run {labels[0]}"
     return Enabler(
         DRAWN,
         f"The initial weights differ although the runs were seeded ({seed_words}): in {runs} "
         "torch's generator had already been drawn from when the seed was set, from the seed "
         "torch takes from the OS at start-up, so the model's initial weights were drawn before "
-        "seeding and differ from run to run. That makes the loss differ from step 0.",
+        "seeding and differ from run to run."
+        + (f" That is why {parting} differs from its first step." if parting else ""),
         SEED_FIRST_FIX,
     )
 
@@ -183,10 +184,28 @@ def reason(
     weights = measured_equal(a, b, WEIGHTS)
     batch = measured_equal(a, b, BATCH)
     drawn = [label for label, r in (("A", a), ("B", b)) if drawn_before_seed(r)]
-    out_enablers = list(enablers)
-    if weights is False and drawn:
-        out_enablers.insert(0, _drawn_enabler(drawn, _seed_words(a, b)))
     parting = first_step_parting(metrics)
+    out_enablers = list(enablers)
+    lead_notes: tuple[str, ...] = ()
+    if weights is False and drawn:
+        name = parting.name if parting is not None else None
+        out_enablers.insert(0, _drawn_enabler(drawn, _seed_words(a, b), name))
+        lead_notes = (f"initial weights drawn before the seed was set: {SEED_FIRST_FIX}",)
+    found = _step_zero(a, b, differences, out_enablers, parting, weights, batch, drawn)
+    return dataclasses.replace(found, notes=(*lead_notes, *found.notes))
+
+
+def _step_zero(
+    a: Record,
+    b: Record,
+    differences: Sequence[Difference],
+    out_enablers: Sequence[Enabler],
+    parting: MetricComparison | None,
+    weights: bool | None,
+    batch: bool | None,
+    drawn: Sequence[str],
+) -> StepZero:
+    """The differences re-ranked where a curve parts at its first step."""
     if parting is None:
         return StepZero(tuple(differences), tuple(out_enablers))
     step = parting.curve_a.steps[0]
