@@ -61,9 +61,7 @@ def main() -> None:
         recorder.taken("torch.optim", lambda: weights_record([list(model.parameters())], torch))
 
     record()  # warm-up
-    weights_ms = _median_ms(
-        lambda: weights_record([list(model.parameters())], torch), args.repeats
-    )
+    weights_ms = _median_ms(lambda: weights_record([list(model.parameters())], torch), args.repeats)
     batch_ms = _median_ms(lambda: batch_record(batch, torch), args.repeats)
     record_ms = _median_ms(record, args.repeats)
     step_ms = _median_ms(optimizer.step, args.repeats)
@@ -82,14 +80,20 @@ def main() -> None:
                 recorder.stop()
     after = statistics.median(recorded) * 1000 - statistics.median(plain) * 1000
 
-    print(f"model: {params / 1e6:.1f}M parameters ({LAYERS * 2} tensors), torch threads {args.threads}")
-    print(f"first-step record (weights + batch): {record_ms:.2f} ms "
-          f"(weights {weights_ms:.2f} ms, batch {batch_ms:.2f} ms)")
-    print(f"first optimizer step without it: {step_ms:.1f} ms; the record adds "
-          f"{record_ms / step_ms:.1%} to it")
-    print(f"a later step with a recorder that fired minus one without: {after:+.2f} ms "
-          f"(median of {args.repeats}; global optimizer hooks left: "
-          f"{len(optimizer_module._global_optimizer_pre_hooks)})")
+    print(f"model: {params / 1e6:.1f}M parameters ({LAYERS * 2} tensors), threads {args.threads}")
+    print(
+        f"first-step record (weights + batch): {record_ms:.2f} ms "
+        f"(weights {weights_ms:.2f} ms, batch {batch_ms:.2f} ms)"
+    )
+    print(
+        f"first optimizer step without it: {step_ms:.1f} ms; the record adds "
+        f"{record_ms / step_ms:.1%} to it"
+    )
+    print(
+        f"a later step with a recorder that fired minus one without: {after:+.2f} ms "
+        f"(median of {args.repeats}; global optimizer hooks left: "
+        f"{len(optimizer_module._global_optimizer_pre_hooks)})"
+    )
 
 
 if __name__ == "__main__":

@@ -179,7 +179,8 @@ def test_callback_records_the_fit_in_a_run_of_its_own(
         64 * 32 + 32 + 32 * 10 + 10,
         0,
     )
-    assert len(weights["digest"]) == 16 and weights["groups"][0]["digest"] == weights["digest"]
+    assert len(weights["digest"]) == 16
+    assert weights["groups"][0]["digest"] == weights["digest"]
     assert first["batch"] == {
         "unavailable": "fit shuffles its arrays: Keras hands callbacks no batch"
     }
