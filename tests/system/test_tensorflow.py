@@ -170,6 +170,20 @@ def test_callback_records_the_fit_in_a_run_of_its_own(
     assert record["keras"]["global_seed"] == 3  # Keras keeps it per thread: read on the fit's
     assert record["keras"]["backend"] == "tensorflow"
     assert record["data"]["declared"] == {"batch_size": 100, "epochs": 2}
+    # what the first batch started from: the Dense layers' kernels and biases, whole (small)
+    first = record["first_step"]
+    assert first["recorded_by"] == "keras"
+    weights = first["weights"]
+    assert (weights["tensors"], weights["elements"], weights["tensors_sampled"]) == (
+        4,
+        64 * 32 + 32 + 32 * 10 + 10,
+        0,
+    )
+    assert len(weights["digest"]) == 16
+    assert weights["groups"][0]["digest"] == weights["digest"]
+    assert first["batch"] == {
+        "unavailable": "fit shuffles its arrays: Keras hands callbacks no batch"
+    }
     # every batch once (steps 1..n), every epoch once (steps 0..epochs-1)
     batches = result["batches"] * result["epochs"]
     assert [s for s, _ in _history(uri, result["run_id"], "batch_loss")] == list(

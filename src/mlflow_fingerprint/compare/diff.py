@@ -21,6 +21,7 @@ from .ranking import rank
 from .report import Difference, Enabler, MetricComparison, Report, within_noise
 from .resolve import Resolved, resolve
 from .settable import split
+from .step_zero import reason
 from .summary import Logged, shared_summaries
 from .where import locate
 
@@ -208,7 +209,13 @@ def diff(
             notes.append("the runs share no metric" + (" of those named" if metrics else ""))
     else:
         notes.append("only MLflow runs carry metrics; fingerprint fields compared only")
-    verdict = verdict_of(compared, differences, enablers)
+    step_zero = reason(ra.record, rb.record, differences, enablers, compared)
+    differences, enablers = step_zero.differences, step_zero.enablers
+    notes.extend(step_zero.notes)
+    possible = [d for d in differences if d.field not in step_zero.ruled]
+    verdict = verdict_of(
+        compared, possible, enablers_left(enablers) if step_zero.ruled else enablers
+    )
     late = late_divergence(compared, atol, rtol)
     if late is not None:
         differences, ruled = set_aside(differences, *late)

@@ -1,0 +1,100 @@
+"""What the first-step record (``first_step``: the initial weights' and the first batch's digests)
+costs a training: for a model of about 100M parameters on CPU, the record itself against the same
+first optimizer step without it, and what is left of it after the first step.
+
+The model is 12 linear layers of 2048 -> 4096 (100.7M float32 parameters, 403 MB), SGD, one batch
+of 64 x 2048. Measured, each as the median of ``--repeats``:
+
+- the record: what torch's optimizer pre-hook does at the first step (``FirstStepRecorder``: the
+  weights' digest, every tensor over 64 KiB sampled) plus the batch's digest, timed alone;
+- the first step without it: ``optimizer.step()`` of the same model, for scale (the record's
+  share of it is the ratio);
+- after the first step: a step with a run's recorder started and fired against a step without
+  any (its hook is removed at its first call: no global optimizer hook is left), alternating.
+
+    python benchmarks/bench_first_step.py [--repeats 15] [--threads 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+LAYERS, WIDTH_IN, WIDTH_OUT, BATCH = 12, 2048, 4096, 64
+
+
+def _median_ms(fn: Callable[[], Any], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+
+    import torch
+    import torch.optim.optimizer as optimizer_module
+
+    from mlflow_fingerprint.capture.first_step import batch_record, weights_record
+    from mlflow_fingerprint.run.first_step import FirstStepRecorder
+
+    torch.set_num_threads(args.threads)
+    model = torch.nn.Sequential(*(torch.nn.Linear(WIDTH_IN, WIDTH_OUT) for _ in range(LAYERS)))
+    params = sum(p.numel() for p in model.parameters())
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+    batch = (torch.randn(BATCH, WIDTH_IN), torch.randint(0, 10, (BATCH,)))
+    for p in model.parameters():
+        p.grad = torch.zeros_like(p)
+
+    def record() -> None:
+        recorder = FirstStepRecorder()
+        recorder._first_batch(batch)
+        recorder.taken("torch.optim", lambda: weights_record([list(model.parameters())], torch))
+
+    record()  # warm-up
+    weights_ms = _median_ms(lambda: weights_record([list(model.parameters())], torch), args.repeats)
+    batch_ms = _median_ms(lambda: batch_record(batch, torch), args.repeats)
+    record_ms = _median_ms(record, args.repeats)
+    step_ms = _median_ms(optimizer.step, args.repeats)
+
+    # After the first step: a started recorder that fired, against none.
+    plain, recorded = [], []
+    for i in range(args.repeats):
+        for with_recorder in (i % 2 == 0, i % 2 == 1):
+            recorder = FirstStepRecorder().start() if with_recorder else None
+            optimizer.step()  # the first step (the hook fires once, if started)
+            started = time.perf_counter()
+            optimizer.step()
+            (recorded if with_recorder else plain).append(time.perf_counter() - started)
+            if recorder is not None:
+                assert not optimizer_module._global_optimizer_pre_hooks  # removed at its call
+                recorder.stop()
+    after = statistics.median(recorded) * 1000 - statistics.median(plain) * 1000
+
+    print(f"model: {params / 1e6:.1f}M parameters ({LAYERS * 2} tensors), threads {args.threads}")
+    print(
+        f"first-step record (weights + batch): {record_ms:.2f} ms "
+        f"(weights {weights_ms:.2f} ms, batch {batch_ms:.2f} ms)"
+    )
+    print(
+        f"first optimizer step without it: {step_ms:.1f} ms; the record adds "
+        f"{record_ms / step_ms:.1%} to it"
+    )
+    print(
+        f"a later step with a recorder that fired minus one without: {after:+.2f} ms "
+        f"(median of {args.repeats}; global optimizer hooks left: "
+        f"{len(optimizer_module._global_optimizer_pre_hooks)})"
+    )
+
+
+if __name__ == "__main__":
+    main()
