@@ -118,6 +118,24 @@ def test_demo_piped_is_clean_and_leaves_the_report_in_run_b(examples: Lanes) -> 
     assert "--backend-store-uri sqlite:///mlflow.db --port 5000" in text
 
 
+def test_explain_on_the_demos_experiment_picks_a_metric_that_varies(examples: Lanes) -> None:
+    """Issue 44: the demo's runs each return ``steps`` (the same in every run) and
+    ``val_error``; ``explain`` without ``--metric`` explains the one that varies, and ``steps``
+    is one line saying the runs agree."""
+    import mlflow_fingerprint as mfp
+    from mlflow_fingerprint.present.explain import render
+
+    assert examples.result("demo.py").returncode == 0
+    folder = examples.jobs["demo.py"].cwd
+    uri = f"sqlite:///{folder / 'mlflow.db'}"
+    report = mfp.explain("fingerprint-demo", tracking_uri=uri)
+    assert report.metric == "val_error", report.notes
+    assert report.sd > 0
+    steps = render(mfp.explain("fingerprint-demo", tracking_uri=uri, metric="steps"), "text")
+    assert steps.endswith("there is no spread to explain.\n"), steps
+    assert steps.count("\n") == 1, steps
+
+
 def test_the_demos_one_change_is_one_numbered_row_on_one_screen(examples: Lanes) -> None:
     """Issue 29: ``--num-workers 2 --no-seed-workers`` is one user change (workers, and their
     seeding switched off with them), and its report fits 25 lines of 100 columns."""

@@ -34,7 +34,7 @@ UNEXPLAINED_NOTE = (
 
 def noise_note(metrics: Sequence[MetricComparison], differences: Sequence[Difference]) -> str:
     """Why differences that exist are not offered as the cause: replicates vary as much."""
-    runs = max(m.spread.runs for m in metrics if m.spread is not None)
+    spread = max((m.spread for m in metrics if m.spread is not None), key=lambda s: s.runs)
     effective = [d.field for d in differences if d.effect != "none"]
     named = (
         f"so {', '.join(effective)} {'is' if len(effective) == 1 else 'are'} not shown to have "
@@ -42,10 +42,15 @@ def noise_note(metrics: Sequence[MetricComparison], differences: Sequence[Differ
         if effective
         else "so nothing recorded is needed to explain them"
     )
+    seeds = (
+        f"all seeded with {spread.seed} like A and B; only enablers' draws differ"
+        if spread.seed is not None
+        else "of different seeds; only seeds and enablers' draws differ"
+    )
     return (
-        f"The metrics differ by no more than {runs} replicate runs of the same recipe differ "
-        f"from each other (same recipe, env and numerics; only seeds and enablers' draws "
-        f"differ): run-to-run variation does as much, {named}."
+        f"The metrics differ by no more than {spread.runs} replicate runs of the same recipe "
+        f"differ from each other (same recipe, env and numerics; {seeds}): run-to-run "
+        f"variation does as much, {named}."
     )
 
 

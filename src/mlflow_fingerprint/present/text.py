@@ -106,7 +106,8 @@ def _change_lines(d: Difference, width: int) -> list[str]:
     shown = [c for c in d.consequences if c.effect != "none"]
     for line in _folded(shown):
         lines += wrap(line, width, "       ", "   ↳ ")
-    whys = list(dict.fromkeys(c.explanation for c in shown)) or [d.explanation]
+    own = [d.explanation] if common.says_more_than_its_consequences(d) or not shown else []
+    whys = list(dict.fromkeys([*own, *(c.explanation for c in shown)]))
     for why in whys[:BRIEF_WHYS]:
         lines.append(shorten("     " + one_line(why), width))
     return lines

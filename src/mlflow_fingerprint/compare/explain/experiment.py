@@ -4,7 +4,9 @@ Which runs: the experiment's active runs (matching ``filter_string``, MLflow's s
 FINISHED ones unless ``include_unfinished``; a run without the metric (at the step asked for), or
 with a value that is not a number, is left out and listed with why. Which metric: the one asked
 for, else the summary metric (logged once, at the end: what ``train()`` returned) most runs
-share, else the metric most runs logged.
+share, else the metric most runs logged; of those, the first that varies across the runs and is
+not a step count (``steps``, ``epoch``). Where every run has the same value, there is nothing to
+explain, and the report is one line saying so.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from ...tracking import store as tracking
 from ..partial import has_fingerprint_tags, record_from_tags
 from ..resolve import find_experiment_id, parse_record
 from .analysis import analyse
-from .result import Explanation, Group, LeftOut, Missing, Outlier
+from .result import Explanation, Group, LeftOut, Missing, Noise, Outlier
 from .table import RunRecord, build
 
 MIN_RUNS = 3
@@ -41,6 +43,11 @@ _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
 _AND = re.compile(r"\s+and\s+", re.IGNORECASE)
 # What MLflow writes for +-inf (``sys.float_info.max``).
 STORED_INFINITY = 1.7976931348623157e308
+# Metrics that count the training rather than measure it (names with their separators dropped).
+COUNTERS = frozenset(
+    {"step", "steps", "globalstep", "numsteps", "totalsteps", "epoch", "epochs", "iteration"}
+    | {"iterations", "iter", "iters", "batches", "numbatches", "samples", "numsamples"}
+)
 FINISHED = "FINISHED"
 # Shown to a user whose experiment mixes fingerprinted runs with runs that are not.
 ONLY_FINGERPRINTED = f"tags.`{layout.TAG_HASH}` LIKE '%'"
@@ -100,24 +107,42 @@ def _shown_filter(filter_string: str, limit: int = 80) -> str:
     return f"{filter_string[:limit]!r}… ({len(filter_string)} characters)"
 
 
+def counts_steps(name: str) -> bool:
+    """A metric that counts the training (``steps``, ``epoch``, ``global_step``): equal in runs
+    of one length, and never what a spread of results is about."""
+    return re.sub(r"[^a-z]", "", name.lower()) in COUNTERS
+
+
+def varies(runs: Sequence[reads.StoredRun], name: str) -> bool:
+    """The runs that logged ``name`` do not all end on one value."""
+    return len({r.metrics[name] for r in runs if name in r.metrics}) > 1
+
+
 def choose_metric(runs: Sequence[reads.StoredRun]) -> tuple[str, str]:
-    """The summary metric most runs share (a metric whose latest value is at step 0: logged
-    once), else the metric most runs logged; and a note saying which and why."""
+    """A metric that varies across the runs, never a step count: the summary metric most runs
+    share (a metric whose latest value is at step 0: logged once), else the metric most runs
+    logged; and a note saying which and why. Where no metric varies, the first of them, and
+    the report says every run agrees on it."""
     summaries = Counter(k for r in runs for k, step in r.metric_steps.items() if step == 0)
-    if summaries:
-        name, count = min(summaries.items(), key=lambda kv: (-kv[1], kv[0]))
-        return name, (
-            f"metric {name}: the summary metric {count} of {len(runs)} runs share "
-            "(--metric picks another)"
-        )
     logged = Counter(k for r in runs for k in r.metrics)
     if not logged:
         raise ExplainError("the runs logged no metric")
-    name, count = min(logged.items(), key=lambda kv: (-kv[1], kv[0]))
-    return (
-        name,
-        f"metric {name}: the metric {count} of {len(runs)} runs logged (--metric picks another)",
+    ranked = [
+        *(("the summary metric", k, n) for k, n in _by_count(summaries)),
+        *(("the metric", k, n) for k, n in _by_count(logged) if k not in summaries),
+    ]
+    useful = [c for c in ranked if not counts_steps(c[1])] or ranked
+    what, name, count = next((c for c in useful if varies(runs, c[1])), useful[0])
+    verb = "share" if what == "the summary metric" else "logged"
+    passed = ", the first that varies" if name != ranked[0][1] else ""
+    return name, f"metric {name}: {what} {count} of {len(runs)} runs {verb}{passed} " + (
+        "(--metric picks another)"
     )
+
+
+def _by_count(counts: Counter[str]) -> list[tuple[str, int]]:
+    """Most runs first, then by name."""
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 def refused(run: reads.StoredRun) -> str | None:
@@ -206,6 +231,8 @@ def explain(
             f"explain needs at least {MIN_RUNS} runs with {metric}: experiment {experiment!r} "
             f"has {len(used)}{where}" + (f" ({_left_summary(left)} left out)" if left else "")
         )
+    if np.ptp(y) == 0:
+        return _agreed(experiment, experiment_id, metric, step, y, left, notes)
     data = reads.read_artifacts(used, uri, reader=mlflow_client)
     # values are bounded above, so numpy has nothing to warn of; none of its lines reaches a user
     with np.errstate(all="ignore"):
@@ -258,6 +285,30 @@ def _values(
     ids = [r.run_id for r in runs if metric in r.metrics]
     with tracking.store_errors(uri):
         return reads.values_at_step(mlflow_client, uri, ids, metric, int(step))
+
+
+def _agreed(
+    experiment: str,
+    experiment_id: str,
+    metric: str,
+    step: str | int,
+    y: np.ndarray,
+    left: Sequence[LeftOut],
+    notes: Sequence[str],
+) -> Explanation:
+    """Every run has the same value: no spread, so no field, seed or noise floor to weigh."""
+    return Explanation(
+        experiment=experiment,
+        experiment_id=experiment_id,
+        metric=metric,
+        at=step,
+        runs=len(y),
+        mean=float(y[0]),
+        sd=0.0,
+        noise=Noise(None, None, 0, 0),
+        left_out=tuple(left),
+        notes=(*notes, f"all {len(y)} runs agree on {metric}: there is no spread to explain"),
+    )
 
 
 def _explained(

@@ -46,6 +46,9 @@ def wrap(text: str, first: str = "", rest: str = "") -> list[str]:
 
 
 def lines(report: Explanation) -> list[str]:
+    one = words.agreed(report)
+    if one is not None:
+        return [one]
     out = [words.title(report), *wrap(words.headline(report)), "", *wrap(words.noise_line(report))]
     rows = _factor_rows(report)
     if rows:
