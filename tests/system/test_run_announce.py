@@ -29,9 +29,11 @@ def train(digits, uri: str, name: str, seed: str, capsys) -> tuple[str, str]:
 
 
 def closing_command(err: str, run_id: str) -> list[str]:
-    (line,) = [ln for ln in err.splitlines() if ln.startswith("mlflow-fingerprint: run")]
-    assert f"run {run_id} (experiment announce)" in line
-    return re.search(r": fingerprint (.*)$", line).group(1).split()
+    lines = err.splitlines()
+    (at,) = [i for i, ln in enumerate(lines) if ln.startswith("mlflow-fingerprint: run")]
+    assert f"run {run_id} (experiment announce)" in lines[at]
+    assert max(len(lines[at]), len(lines[at + 1])) <= 100  # the closing line fits a terminal
+    return re.fullmatch(r"  fingerprint (.*)", lines[at + 1]).group(1).split()
 
 
 def describers_of(run_id: str) -> list[psutil.Process]:

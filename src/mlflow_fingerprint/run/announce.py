@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..environment import environ_copy
+from ..present.wrap import fit
 from ..redact import strip_url_credentials
 from ..settings import settings
 from ..tracking import uploader
@@ -81,10 +82,10 @@ def start_describer(uri: str, run_id: str, previous: str | None) -> None:
 
 
 def hint(run_id: str, previous: str | None, where: str) -> str:
-    """The command that shows this run best now."""
+    """The command that shows this run best now, on a line of its own (indented two)."""
     if previous is None:
-        return f"look at it: fingerprint show {run_id}{where}"
-    return f"compare with the previous run: fingerprint diff {previous} {run_id}{where}"
+        return f"look at it:\n  fingerprint show {run_id}{where}"
+    return f"compare it with the previous run:\n  fingerprint diff {previous} {run_id}{where}"
 
 
 def announce(writer: uploader.RunWriter, o: Options) -> None:
@@ -111,9 +112,8 @@ def announce(writer: uploader.RunWriter, o: Options) -> None:
     where = ""
     if o.tracking_uri:
         where = f" --tracking-uri {shlex.quote(strip_url_credentials(o.tracking_uri))}"
-    print(
+    line = (
         f"mlflow-fingerprint: run {run_id} (experiment {experiment or 'default'}); "
-        f"{hint(run_id, previous, where)}",
-        file=sys.stderr,
-        flush=True,
+        f"{hint(run_id, previous, where)}"
     )
+    print(fit(line), file=sys.stderr, flush=True)
