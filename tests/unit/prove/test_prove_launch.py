@@ -158,3 +158,24 @@ def test_a_masked_secret_in_the_command_line_must_be_given_again() -> None:
     given = launch(masked, Plan(options={"token": TOKEN}), {"program.options.token": TOKEN})
     assert given.argv == ("train.py", "--token", TOKEN)
     assert given.overrides.values == {"program.options.token": "***"}
+
+
+def test_a_reruns_name_says_what_it_repeats_and_what_it_set() -> None:
+    """Never A's own name (after a bisect, ``diff A B`` by name must still find one run A)."""
+    from mlflow_fingerprint.prove.names import MAX_CHARS, rerun_name
+
+    assert rerun_name("A", 1, {}) == "A·rerun 1 (as recorded)"
+    named = rerun_name(
+        "A",
+        2,
+        {
+            "program.options.num-workers": 2,
+            "seeds.requested": None,
+            "program.sources.files.model.py": "ab12",
+        },
+    )
+    assert named == "A·rerun 2 (num-workers=2, requested=absent, B's model.py)"
+    long = rerun_name("A", 3, {f"program.options.opt{i}": "v" * 10 for i in range(20)})
+    assert len(long) <= MAX_CHARS
+    assert long.startswith("A·rerun 3 (opt0=")
+    assert long.endswith("…)")
