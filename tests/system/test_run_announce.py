@@ -32,8 +32,13 @@ def closing_command(err: str, run_id: str) -> list[str]:
     lines = err.splitlines()
     (at,) = [i for i, ln in enumerate(lines) if ln.startswith("mlflow-fingerprint: run")]
     assert f"run {run_id} (experiment announce)" in lines[at]
-    assert max(len(lines[at]), len(lines[at + 1])) <= 100  # the closing line fits a terminal
-    return re.fullmatch(r"  fingerprint (.*)", lines[at + 1]).group(1).split()
+    # the closing lines fit a terminal, the command on lines of its own (continued by a
+    # backslash, as a shell reads them back)
+    start = next(i for i in range(at, len(lines)) if lines[i].startswith("  fingerprint "))
+    end = next(i for i in range(start, len(lines)) if not lines[i].endswith(" \\"))
+    assert max(len(line) for line in lines[at : end + 1]) <= 100, lines
+    command = " ".join(line.removesuffix(" \\").strip() for line in lines[start : end + 1])
+    return re.fullmatch(r"fingerprint (.*)", command).group(1).split()
 
 
 def describers_of(run_id: str) -> list[psutil.Process]:

@@ -87,3 +87,11 @@ def fit(text: str, width: int | None = None) -> str:
         lead = line[: len(line) - len(body)]
         out += wrap(body, width, lead + "  ", lead)
     return "\n".join(out)
+
+
+def command_lines(command: str, width: int | None = None, indent: str = "  ") -> str:
+    """A shell command to copy, in ``width`` columns: broken at its spaces with a trailing
+    backslash, so the lines paste back as the one command."""
+    width = width or columns()
+    lines = wrap(command, width - 2, indent + "  ", indent)
+    return " \\\n".join(lines)
