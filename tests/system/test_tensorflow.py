@@ -152,8 +152,9 @@ def test_callback_records_the_fit_in_a_run_of_its_own(
     assert run.info.status == "FINISHED"
     # the closing line a decorated run prints, with a command that works now (a first run: show)
     closing = f"mlflow-fingerprint: run {result['run_id']} "
-    (line,) = [x for x in processes.result("callback").stderr.splitlines() if x.startswith(closing)]
-    assert f"fingerprint show {result['run_id']}" in line
+    err = processes.result("callback").stderr.splitlines()
+    (at,) = [i for i, x in enumerate(err) if x.startswith(closing)]
+    assert f"  fingerprint show {result['run_id']}" in err[at : at + 3]
     assert not result["active_after"]  # the run it opened, it ended
     assert result["torch_loaded"] is False  # the callback's captures never imported torch
     tags, params = run.data.tags, run.data.params

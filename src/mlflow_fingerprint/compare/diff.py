@@ -12,6 +12,7 @@ from typing import Any
 
 from ..model.fingerprint import get_path
 from ..model.vocabulary import Verdict
+from . import bisect_ready
 from .changes import flat, group, mark_unknown_options
 from .curves import enablers_left, late_divergence, ruled_out_note, set_aside
 from .enablers import find_enablers
@@ -157,7 +158,8 @@ def bisect_hint(
     a: Resolved, b: Resolved, verdict: Verdict, differences: Sequence[Difference]
 ) -> str | None:
     """The command that settles which difference moved the numbers, where one can: two runs
-    with curves that part, a recorded program, and something a rerun can set."""
+    with curves that part, a recorded program, and something a rerun can set; where the
+    command would fail here (``bisect_ready``), the one line saying what is missing."""
     if verdict not in ("explained", "nondeterministic") or not (a.is_run and b.is_run):
         return None
     if not all(get_path(r.record, "program.argv") for r in (a, b)):
@@ -167,6 +169,9 @@ def bisect_hint(
     )
     if verdict == "explained" and not settable:
         return None
+    blocked = bisect_ready.missing((a, b))
+    if blocked is not None:
+        return blocked
     return (
         "a controlled rerun can prove which of these moved the numbers (run it in the runs' "
         f"repository): fingerprint bisect {a.ref.run_id} {b.ref.run_id}"

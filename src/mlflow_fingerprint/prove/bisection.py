@@ -218,7 +218,7 @@ def bisect(
             progress=say,
         )
         job = Bisection(runner, s.b, frozenset(d.field for d in s.differences), s.metrics)
-        where = "" if s.until is None else f"; reruns stop after step {s.until}"
+        where = "" if s.until is None else f"; reruns compared up to step {s.until}"
         parts = "only in their summary values" if s.parted is None else f"at step {s.parted}"
         say(
             f"A and B part {parts}{where}; {len(knobs)} settable difference(s), "

@@ -13,6 +13,7 @@ import textwrap
 from ...compare.explain.result import Explanation
 from ..escape import terminal
 from ..text import aligned
+from ..wrap import fit
 from . import words
 
 MAX_FACTORS = 8
@@ -88,7 +89,7 @@ def lines(report: Explanation) -> list[str]:
 
 
 def render_plain(report: Explanation) -> str:
-    return "\n".join(map(terminal, lines(report))) + "\n"
+    return fit("\n".join(map(terminal, lines(report)))) + "\n"
 
 
 COLOURS = {"important": "bold green", "undecided": "yellow", "ruled_out": "dim"}
