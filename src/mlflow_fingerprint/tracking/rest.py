@@ -69,6 +69,14 @@ def _header_plugins() -> bool:
 
 
 @dataclass(frozen=True)
+class Metric:
+    key: str
+    value: float
+    timestamp: int
+    step: int
+
+
+@dataclass(frozen=True)
 class RunInfo:
     run_id: str
     experiment_id: str
@@ -85,6 +93,10 @@ class RunData:
     metrics: dict[str, float]
     params: dict[str, str]
     tags: dict[str, str]
+    # Each metric's latest value with its step and time, as ``mlflow.entities.RunData`` keeps
+    # them under this name: ``explain`` tells a summary metric (logged once, at step 0) from a
+    # curve by it, and must tell them apart as MLflow's client does.
+    _metric_objs: tuple[Metric, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -108,14 +120,6 @@ class FileInfo:
     file_size: int | None
 
 
-@dataclass(frozen=True)
-class Metric:
-    key: str
-    value: float
-    timestamp: int
-    step: int
-
-
 class Page(list[Any]):
     """One page of a paged answer; ``token`` asks for the next one (None after the last)."""
 
@@ -132,8 +136,18 @@ def _pairs(entries: Any) -> dict[str, str]:
     return {str(e["key"]): str(e.get("value", "")) for e in entries or ()}
 
 
+def _metric(entry: dict[str, Any]) -> Metric:
+    return Metric(
+        str(entry["key"]),
+        float(entry["value"]),
+        int(entry.get("timestamp", 0)),
+        int(entry.get("step", 0)),
+    )
+
+
 def _run(body: dict[str, Any]) -> Run:
     info, data = body.get("info") or {}, body.get("data") or {}
+    latest = tuple(_metric(m) for m in data.get("metrics") or ())
     return Run(
         RunInfo(
             run_id=str(info.get("run_id") or info.get("run_uuid")),
@@ -146,9 +160,10 @@ def _run(body: dict[str, Any]) -> Run:
             lifecycle_stage=str(info.get("lifecycle_stage", "")),
         ),
         RunData(
-            metrics={str(m["key"]): float(m["value"]) for m in data.get("metrics") or ()},
+            metrics={m.key: m.value for m in latest},
             params=_pairs(data.get("params")),
             tags=_pairs(data.get("tags")),
+            _metric_objs=latest,
         ),
     )
 
@@ -308,10 +323,7 @@ class Reader:
         if page_token:
             params["page_token"] = page_token
         found = self._get("metrics/get-history", **params)
-        metrics = [
-            Metric(str(m["key"]), float(m["value"]), int(m.get("timestamp", 0)), int(m["step"]))
-            for m in found.get("metrics") or ()
-        ]
+        metrics = [_metric(m) for m in found.get("metrics") or ()]
         return Page(metrics, found.get("next_page_token"))
 
     # -- artifacts ---------------------------------------------------------------------------------
