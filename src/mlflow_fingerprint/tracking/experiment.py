@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
 
 from .. import layout
+from . import rest
 from .history import read_store
 from .rest import proxied_root
 from .store import sqlite_file, store_errors
@@ -148,15 +149,72 @@ def pooled(fn: Callable[[T], R], items: Iterable[T], threads: int = READ_THREADS
         return list(pool.map(fn, items))
 
 
+def share_key(run: StoredRun) -> tuple[str, ...] | None:
+    """What a run's record shares with the records of other runs: every section hash its
+    ``fingerprint.hash.*`` tags carry and its schema. Runs with equal keys hold equal records in
+    every field a hash covers (env, numerics, recipe with its seeds, replicate); what no hash
+    covers is volatile (host, pid, paths, times: never compared by ``explain``) or follows from
+    a hashed field (the package list from its digest). None where a tag is absent or
+    ``unavailable``: such a run's record is read for itself."""
+    key = (
+        *(run.tags.get(tag, "") for tag in layout.HASH_TAGS.values()),
+        run.tags.get(layout.TAG_SCHEMA, ""),
+    )
+    return None if not all(key) or "unavailable" in key else key
+
+
+def read_records(
+    runs: Sequence[StoredRun], tracking_uri: str, reader: Any = None
+) -> dict[str, bytes | None]:
+    """Each run's fingerprint record, read once per distinct record (:func:`share_key`): a run
+    whose key another run holds gets that run's bytes (the same object, so a caller parses it
+    once). Where the first run of a key has no readable artifact, the others of that key are
+    read for themselves."""
+    first: dict[tuple[str, ...], StoredRun] = {}
+    alone: list[StoredRun] = []
+    for run in runs:
+        key = share_key(run)
+        if key is None:
+            alone.append(run)
+        else:
+            first.setdefault(key, run)
+    found = read_artifacts([*alone, *first.values()], tracking_uri, reader=reader)
+    empty = {key for key, run in first.items() if found[run.run_id] is None}
+    if empty:
+        again = [r for r in runs if share_key(r) in empty and r.run_id not in found]
+        found.update(read_artifacts(again, tracking_uri, reader=reader))
+    out: dict[str, bytes | None] = {}
+    for run in runs:
+        key = share_key(run)
+        own = key is None or key in empty
+        out[run.run_id] = found[run.run_id] if own else found[first[key].run_id]
+    return out
+
+
+def _artifact_reader(reader: Any, tracking_uri: str) -> Callable[[str, str], bytes] | None:
+    """What reads a file under the server's artifact proxy: the given ``rest.Reader``'s, else one
+    made for the server where it reads it as MLflow's client would (``rest.serves``): MLflow's
+    own HTTP artifact repository waits out a delayed ACK on each request (``rest._quick_ack``)."""
+    served = getattr(reader, "artifact_file", None)
+    if served is None and rest.serves(tracking_uri):
+        served = rest.Reader(tracking_uri).artifact_file
+    return served
+
+
 def read_artifacts(
     runs: Sequence[StoredRun],
     tracking_uri: str,
     path: str = layout.FINGERPRINT_ARTIFACT,
     reader: Any = None,
 ) -> dict[str, bytes | None]:
-    """Each run's artifact ``path`` (None where the run has none), by run id. A ``rest.Reader``
-    reads those its server serves (``mlflow-artifacts:``) without MLflow's repositories."""
-    served = getattr(reader, "artifact_file", None)
+    """Each run's artifact ``path`` (None where the run has none), by run id. Those the server
+    serves (``mlflow-artifacts:``) are read through ``rest.Reader``, without MLflow's
+    repositories (:func:`_artifact_reader`)."""
+    served = (
+        _artifact_reader(reader, tracking_uri)
+        if any(local_root(r.artifact_uri) is None for r in runs)
+        else None
+    )
     out: dict[str, bytes | None] = {}
     remote: list[StoredRun] = []
     for run in runs:

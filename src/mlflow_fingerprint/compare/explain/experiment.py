@@ -91,7 +91,29 @@ def refused(run: reads.StoredRun) -> str | None:
     return None
 
 
-def _record(run: reads.StoredRun, data: bytes | None) -> tuple[RunRecord, str | None]:
+# What :func:`_parsed` has parsed: a bytes object's id -> (it, its record); ("packages",
+# digest) -> that package list.
+Parsed = dict[Any, Any]
+
+
+def _parsed(data: bytes, run_id: str, seen: Parsed) -> dict[str, Any]:
+    """``data`` parsed, once per bytes object: runs that share a record (``reads.read_records``)
+    share its sections too, and records with one package digest share one package list (the
+    largest section), so memory grows with the distinct records, not the runs. A record that
+    does not parse is parsed again for each run, so its error names that run."""
+    hit = seen.get(id(data))
+    if hit is not None and hit[0] is data:
+        return hit[1]
+    record, _ = parse_record(data, f"run {run_id}", frozen=False)
+    packages = record.get("packages")
+    digest = packages.get("digest") if isinstance(packages, dict) else None
+    if isinstance(digest, str):
+        record["packages"] = seen.setdefault(("packages", digest), packages)
+    seen[id(data)] = (data, record)
+    return record
+
+
+def _record(run: reads.StoredRun, data: bytes | None, seen: Parsed) -> tuple[RunRecord, str | None]:
     """The run's record as the analysis reads it, and why it is not whole where it is not. A
     user's params are shown masked where they look secret, as ``diff`` shows them."""
     user = tracking.user_params(dict(run.params))
@@ -99,7 +121,7 @@ def _record(run: reads.StoredRun, data: bytes | None) -> tuple[RunRecord, str | 
     why = "no fingerprint artifact"
     if data is not None:
         try:
-            record, _ = parse_record(data, f"run {run.run_id}", frozen=False)
+            record = _parsed(data, run.run_id, seen)
             return RunRecord(run.run_id, {**record, "params": params}, "full"), None
         except ResolveError as exc:
             why = str(exc)
@@ -166,7 +188,7 @@ def explain(
             f"explain needs at least {MIN_RUNS} runs with {metric}: experiment {experiment!r} "
             f"has {len(used)}{where}" + (f" ({_left_summary(left)} left out)" if left else "")
         )
-    data = reads.read_artifacts(used, uri, reader=mlflow_client)
+    data = reads.read_records(used, uri, reader=mlflow_client)
     return _explained(
         experiment, experiment_id, metric, step, used, data, np.array(y), left, notes, tracking_uri
     )
@@ -210,9 +232,9 @@ def _explained(
     notes: list[str],
     tracking_uri: str | None,
 ) -> Explanation:
-    rows, partial = [], {}
+    rows, partial, seen = [], {}, {}
     for run in used:
-        row, why = _record(run, data[run.run_id])
+        row, why = _record(run, data[run.run_id], seen)
         rows.append(row)
         if why is not None:
             partial[run.run_id] = (row.coverage, why)
