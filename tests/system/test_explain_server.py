@@ -55,8 +55,8 @@ def test_explain_reads_a_server_in_batches(mlflow_server: str, monkeypatch) -> N
     assert "gpu.devices.0.name" in machine.fields
 
     # The same report, field for field, as where each run's own artifact is read.
-    def each_own(used, uri, reader=None):
-        return reads.read_artifacts(used, uri, reader=reader)
+    def each_own(used, uri, reader=None, progress=None):
+        return reads.read_artifacts(used, uri, reader=reader, progress=progress)
 
     monkeypatch.setattr(reads, "read_records", each_own)
     calls.clear()

@@ -10,6 +10,7 @@ from .. import layout
 from ..compare.explain import explain
 from ..present import EXTENSIONS
 from ..present.explain import render
+from ..tracking.progress import Progress
 from ..tracking.store import cli_defaults
 from .output import emit
 
@@ -21,14 +22,19 @@ def run(args: argparse.Namespace) -> int:
         from .log_to import target_run_id
 
         log_target = target_run_id(args.log_to, args.tracking_uri, args.experiment)
-    report = explain(
-        args.experiment,
-        metric=args.metric,
-        at=args.at,
-        filter_string=args.filter,
-        tracking_uri=args.tracking_uri,
-        include_unfinished=args.include_unfinished,
-    )
+    progress = Progress(not args.quiet)
+    try:
+        report = explain(
+            args.experiment,
+            metric=args.metric,
+            at=args.at,
+            filter_string=args.filter,
+            tracking_uri=args.tracking_uri,
+            include_unfinished=args.include_unfinished,
+            progress=progress,
+        )
+    finally:
+        progress.close()  # before an error's line, which must stand alone
     to_terminal = args.output in (None, "-") and sys.stdout.isatty()
     emit(render(report, args.format, rich=args.format == "text" and to_terminal), args.output)
     if log_target is not None:

@@ -16,6 +16,8 @@ record is simply not there reads as ``None``.
 
 from __future__ import annotations
 
+import itertools
+import math
 import sqlite3
 import tempfile
 import threading
@@ -30,6 +32,7 @@ from urllib.parse import unquote, urlparse
 from .. import layout
 from . import rest
 from .history import read_store
+from .progress import Progress
 from .rest import proxied_root
 from .store import sqlite_file, store_errors
 
@@ -37,6 +40,8 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 SEARCH_PAGE = 1000  # the most one search_runs request returns on every store
+SEARCH_THREADS = 4  # slices of a server's runs read at once: its workers answer in parallel
+MAX_SLICES = 256  # slices of start time a search is cut into, at most
 READ_THREADS = 8  # concurrent artifact downloads: enough to hide latency, few for the server
 SQLITE_BATCH = 500  # run ids per query (sqlite allows 999 bound parameters by default)
 
@@ -73,24 +78,102 @@ def stored_run(run: Any) -> StoredRun:
 
 
 def search(
-    mlflow_client: Any, experiment_ids: Sequence[str], filter_string: str
+    mlflow_client: Any,
+    experiment_ids: Sequence[str],
+    filter_string: str,
+    *,
+    parallel: bool = False,
+    progress: Progress | None = None,
 ) -> list[StoredRun]:
     """Every active run of the experiments that ``filter_string`` matches, oldest first, in pages
-    of :data:`SEARCH_PAGE`. Raises whatever the store raises (a bad filter, an outage)."""
+    of :data:`SEARCH_PAGE`. Raises whatever the store raises (a bad filter, an outage).
+
+    ``parallel`` (a server: its workers answer at once) reads past the first page in slices of
+    start time, :data:`SEARCH_THREADS` at a time (:func:`_slices`): the same runs in the same
+    order, and no deep page, which a store answers with an ever larger ``OFFSET``. Each page
+    becomes :class:`StoredRun` rows as it arrives, the store's objects dropped."""
+    progress = progress or Progress(False)
+    progress.stage("runs")
+    page = _page(mlflow_client, experiment_ids, filter_string, None)
+    runs = [stored_run(r) for r in page]
+    progress.add(len(runs))
+    if not page.token:
+        return runs
+    plan = _slices(mlflow_client, experiment_ids, filter_string, page) if parallel else None
+    if plan is None:
+        return runs + _paged(mlflow_client, experiment_ids, filter_string, page.token, progress)
+    kept, bounds = plan
+    slices = [_within(filter_string, low, high) for low, high in itertools.pairwise(bounds)]
+    found = pooled(
+        lambda f: _paged(mlflow_client, experiment_ids, f, None, progress),
+        slices,
+        SEARCH_THREADS,
+    )
+    return runs[:kept] + [run for part in found for run in part]
+
+
+def _page(mlflow_client: Any, experiment_ids: Sequence[str], filter_string: str, token: Any) -> Any:
+    return mlflow_client.search_runs(
+        list(experiment_ids),
+        filter_string=filter_string,
+        max_results=SEARCH_PAGE,
+        page_token=token,
+        order_by=["attributes.start_time ASC"],
+    )
+
+
+def _paged(
+    mlflow_client: Any,
+    experiment_ids: Sequence[str],
+    filter_string: str,
+    token: str | None,
+    progress: Progress,
+) -> list[StoredRun]:
+    """The runs ``filter_string`` matches, page after page from ``token``."""
     runs: list[StoredRun] = []
-    token = None
     while True:
-        page = mlflow_client.search_runs(
-            list(experiment_ids),
-            filter_string=filter_string,
-            max_results=SEARCH_PAGE,
-            page_token=token,
-            order_by=["attributes.start_time ASC"],
-        )
+        page = _page(mlflow_client, experiment_ids, filter_string, token)
         runs.extend(stored_run(r) for r in page)
+        progress.add(len(page))
         token = page.token
         if not token:
             return runs
+
+
+def _within(filter_string: str, low: int, high: int) -> str:
+    """``filter_string`` and a slice of start times (MLflow's filters join with ``and`` only)."""
+    bounds = f"attributes.start_time >= {low} and attributes.start_time < {high}"
+    return f"{filter_string} and {bounds}" if filter_string.strip() else bounds
+
+
+def _slices(
+    mlflow_client: Any, experiment_ids: Sequence[str], filter_string: str, first: Any
+) -> tuple[int, list[int]] | None:
+    """How to read the runs after the first page: how many of its runs to keep (those started
+    before its last start time; the runs at that time are read again with the rest, so none is
+    split between slices) and the start times bounding the slices, from that time to the newest
+    run's, cut so each slice holds about a page if the runs after the first page started as
+    densely as those in it. None where start times cannot slice the runs (unknown, or one page
+    all started in one millisecond): the pages are then read one after another."""
+    times = [r.info.start_time for r in first]
+    if any(t is None for t in times):
+        return None
+    oldest, last = int(times[0]), int(times[-1])
+    kept = sum(t < last for t in times)
+    newest_page = mlflow_client.search_runs(
+        list(experiment_ids),
+        filter_string=filter_string,
+        max_results=1,
+        order_by=["attributes.start_time DESC"],
+    )
+    if not kept or not newest_page or newest_page[0].info.start_time is None:
+        return None
+    newest = int(newest_page[0].info.start_time)
+    expected = (len(times) - kept) + len(times) * (newest - last) / max(last - oldest, 1)
+    count = max(1, min(MAX_SLICES, math.ceil(expected / SEARCH_PAGE)))
+    step = max(1, math.ceil((newest + 1 - last) / count))
+    bounds = [*range(last, newest + 1, step), newest + 1]
+    return kept, bounds
 
 
 def local_root(artifact_uri: str) -> Path | None:
@@ -164,7 +247,10 @@ def share_key(run: StoredRun) -> tuple[str, ...] | None:
 
 
 def read_records(
-    runs: Sequence[StoredRun], tracking_uri: str, reader: Any = None
+    runs: Sequence[StoredRun],
+    tracking_uri: str,
+    reader: Any = None,
+    progress: Progress | None = None,
 ) -> dict[str, bytes | None]:
     """Each run's fingerprint record, read once per distinct record (:func:`share_key`): a run
     whose key another run holds gets that run's bytes (the same object, so a caller parses it
@@ -178,7 +264,10 @@ def read_records(
             alone.append(run)
         else:
             first.setdefault(key, run)
-    found = read_artifacts([*alone, *first.values()], tracking_uri, reader=reader)
+    reads = [*alone, *first.values()]
+    if progress is not None:
+        progress.stage("records", len(reads))
+    found = read_artifacts(reads, tracking_uri, reader=reader, progress=progress)
     empty = {key for key, run in first.items() if found[run.run_id] is None}
     if empty:
         again = [r for r in runs if share_key(r) in empty and r.run_id not in found]
@@ -206,6 +295,7 @@ def read_artifacts(
     tracking_uri: str,
     path: str = layout.FINGERPRINT_ARTIFACT,
     reader: Any = None,
+    progress: Progress | None = None,
 ) -> dict[str, bytes | None]:
     """Each run's artifact ``path`` (None where the run has none), by run id. Those the server
     serves (``mlflow-artifacts:``) are read through ``rest.Reader``, without MLflow's
@@ -228,6 +318,8 @@ def read_artifacts(
             folder = Path(tmp)
 
             def fetch(run: StoredRun) -> bytes | None:
+                if progress is not None:
+                    progress.add(1)
                 root = proxied_root(run.artifact_uri) if served is not None else None
                 if root is None:
                     return _download(run.artifact_uri, path, tracking_uri, folder)

@@ -23,6 +23,7 @@ from ...model.schema import check_version
 from ...redact import masked_view
 from ...tracking import experiment as reads
 from ...tracking import store as tracking
+from ...tracking.progress import Progress
 from ..partial import has_fingerprint_tags, record_from_tags
 from ..resolve import find_experiment_id, parse_record
 from .analysis import analyse
@@ -48,9 +49,14 @@ def _at(at: str | int) -> str | int:
         raise ExplainError(f"--at must be final or a step >= 0, not {at!r}") from None
 
 
-def _search(mlflow_client: Any, uri: str, experiment_id: str, filter_string: str) -> list[Any]:
+def _search(
+    mlflow_client: Any, uri: str, experiment_id: str, filter_string: str, progress: Progress
+) -> list[Any]:
+    server = uri.startswith(("http://", "https://"))  # its workers answer slices at once
     try:
-        return reads.search(mlflow_client, [experiment_id], filter_string)
+        return reads.search(
+            mlflow_client, [experiment_id], filter_string, parallel=server, progress=progress
+        )
     except Exception as exc:
         if getattr(exc, "error_code", None) == "INVALID_PARAMETER_VALUE":
             raise ExplainError(
@@ -138,18 +144,23 @@ def explain(
     filter_string: str | None = None,
     tracking_uri: str | None = None,
     include_unfinished: bool = False,
+    progress: bool | Progress = False,
 ) -> Explanation:
     """Which recorded differences account for the spread of ``metric`` across the runs of
     ``experiment`` (a name or id), how much of it is noise, and what these runs cannot separate.
 
-    ``at`` is ``"final"`` (each run's last value) or a step. Raises ``ExplainError`` (one line,
-    a ``FingerprintError``) for an unknown experiment or metric and for fewer than 3 runs;
-    ``ResolveError`` when the store does not answer."""
+    ``at`` is ``"final"`` (each run's last value) or a step. ``progress``: a line on stderr
+    (where it is a terminal) while a read takes over 2 s (``tracking.progress``; the line is
+    cleared once the runs are read, and by the caller's ``close`` of a ``Progress`` it passed).
+    Raises ``ExplainError`` (one line, a ``FingerprintError``) for an unknown experiment or
+    metric and for fewer than 3 runs; ``ResolveError`` when the store does not answer."""
     step = _at(at)
     uri = tracking.effective_uri(tracking_uri)
     mlflow_client = tracking.reader(uri)
     experiment_id = find_experiment_id(mlflow_client, experiment, uri)
-    runs = _search(mlflow_client, uri, experiment_id, filter_string or "")
+    if not isinstance(progress, Progress):
+        progress = Progress(progress)
+    runs = _search(mlflow_client, uri, experiment_id, filter_string or "", progress)
     where = f" matching --filter {filter_string!r}" if filter_string else ""
     if not runs:
         raise ExplainError(f"experiment {experiment!r} has no runs{where}")
@@ -188,7 +199,8 @@ def explain(
             f"explain needs at least {MIN_RUNS} runs with {metric}: experiment {experiment!r} "
             f"has {len(used)}{where}" + (f" ({_left_summary(left)} left out)" if left else "")
         )
-    data = reads.read_records(used, uri, reader=mlflow_client)
+    data = reads.read_records(used, uri, reader=mlflow_client, progress=progress)
+    progress.close()
     return _explained(
         experiment, experiment_id, metric, step, used, data, np.array(y), left, notes, tracking_uri
     )
