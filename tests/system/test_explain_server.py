@@ -54,8 +54,14 @@ def test_explain_reads_a_server_in_batches(mlflow_server: str, monkeypatch) -> N
     assert machine.confounded
     assert "gpu.devices.0.name" in machine.fields
 
+    # Again: every record from the cache beside the spool, none read; the same report.
+    calls.clear()
+    cached = mfp.explain("explain-server", tracking_uri=mlflow_server)
+    assert calls == {"search_runs": 1}
+    assert json.dumps(cached.to_dict()) == json.dumps(report.to_dict())
+
     # The same report, field for field, as where each run's own artifact is read.
-    def each_own(used, uri, reader=None, progress=None):
+    def each_own(used, uri, reader=None, progress=None, cache=None):
         return reads.read_artifacts(used, uri, reader=reader, progress=progress)
 
     monkeypatch.setattr(reads, "read_records", each_own)

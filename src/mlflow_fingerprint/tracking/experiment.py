@@ -33,6 +33,7 @@ from .. import layout
 from . import rest
 from .history import read_store
 from .progress import Progress
+from .record_cache import RecordCache
 from .rest import proxied_root
 from .store import sqlite_file, store_errors
 
@@ -41,6 +42,10 @@ R = TypeVar("R")
 
 SEARCH_PAGE = 1000  # the most one search_runs request returns on every store
 SEARCH_THREADS = 4  # slices of a server's runs read at once: its workers answer in parallel
+# Runs in the first page and in each slice of a sliced search: small enough that even a
+# thousand runs are read by several workers at once, large enough that a request's own cost
+# (a few ms) stays small beside its runs'.
+SLICE_RUNS = 250
 MAX_SLICES = 256  # slices of start time a search is cut into, at most
 READ_THREADS = 8  # concurrent artifact downloads: enough to hide latency, few for the server
 SQLITE_BATCH = 500  # run ids per query (sqlite allows 999 bound parameters by default)
@@ -88,13 +93,15 @@ def search(
     """Every active run of the experiments that ``filter_string`` matches, oldest first, in pages
     of :data:`SEARCH_PAGE`. Raises whatever the store raises (a bad filter, an outage).
 
-    ``parallel`` (a server: its workers answer at once) reads past the first page in slices of
-    start time, :data:`SEARCH_THREADS` at a time (:func:`_slices`): the same runs in the same
-    order, and no deep page, which a store answers with an ever larger ``OFFSET``. Each page
-    becomes :class:`StoredRun` rows as it arrives, the store's objects dropped."""
+    ``parallel`` (a server: its workers answer at once) reads a first page of
+    :data:`SLICE_RUNS`, then the rest in slices of start time of about as many runs,
+    :data:`SEARCH_THREADS` at a time (:func:`_slices`): the same runs in the same order, and no
+    deep page, which a store answers with an ever larger ``OFFSET``. Each page becomes
+    :class:`StoredRun` rows as it arrives, the store's objects dropped."""
     progress = progress or Progress(False)
     progress.stage("runs")
-    page = _page(mlflow_client, experiment_ids, filter_string, None)
+    first = SLICE_RUNS if parallel else SEARCH_PAGE
+    page = _page(mlflow_client, experiment_ids, filter_string, None, first)
     runs = [stored_run(r) for r in page]
     progress.add(len(runs))
     if not page.token:
@@ -112,11 +119,17 @@ def search(
     return runs[:kept] + [run for part in found for run in part]
 
 
-def _page(mlflow_client: Any, experiment_ids: Sequence[str], filter_string: str, token: Any) -> Any:
+def _page(
+    mlflow_client: Any,
+    experiment_ids: Sequence[str],
+    filter_string: str,
+    token: Any,
+    size: int | None = None,
+) -> Any:
     return mlflow_client.search_runs(
         list(experiment_ids),
         filter_string=filter_string,
-        max_results=SEARCH_PAGE,
+        max_results=size or SEARCH_PAGE,
         page_token=token,
         order_by=["attributes.start_time ASC"],
     )
@@ -152,9 +165,10 @@ def _slices(
     """How to read the runs after the first page: how many of its runs to keep (those started
     before its last start time; the runs at that time are read again with the rest, so none is
     split between slices) and the start times bounding the slices, from that time to the newest
-    run's, cut so each slice holds about a page if the runs after the first page started as
-    densely as those in it. None where start times cannot slice the runs (unknown, or one page
-    all started in one millisecond): the pages are then read one after another."""
+    run's, cut so each slice holds about :data:`SLICE_RUNS` runs if the runs after the first
+    page started as densely as those in it. None where start times cannot slice the runs
+    (unknown, or one page all started in one millisecond): the pages are then read one after
+    another."""
     times = [r.info.start_time for r in first]
     if any(t is None for t in times):
         return None
@@ -170,7 +184,7 @@ def _slices(
         return None
     newest = int(newest_page[0].info.start_time)
     expected = (len(times) - kept) + len(times) * (newest - last) / max(last - oldest, 1)
-    count = max(1, min(MAX_SLICES, math.ceil(expected / SEARCH_PAGE)))
+    count = max(1, min(MAX_SLICES, math.ceil(expected / SLICE_RUNS)))
     step = max(1, math.ceil((newest + 1 - last) / count))
     bounds = [*range(last, newest + 1, step), newest + 1]
     return kept, bounds
@@ -251,11 +265,13 @@ def read_records(
     tracking_uri: str,
     reader: Any = None,
     progress: Progress | None = None,
+    cache: RecordCache | None = None,
 ) -> dict[str, bytes | None]:
     """Each run's fingerprint record, read once per distinct record (:func:`share_key`): a run
     whose key another run holds gets that run's bytes (the same object, so a caller parses it
     once). Where the first run of a key has no readable artifact, the others of that key are
-    read for themselves."""
+    read for themselves. ``cache`` holds records read from remote stores before, by key: those
+    found there are not read again; those read are filed there."""
     first: dict[tuple[str, ...], StoredRun] = {}
     alone: list[StoredRun] = []
     for run in runs:
@@ -264,10 +280,24 @@ def read_records(
             alone.append(run)
         else:
             first.setdefault(key, run)
-    reads = [*alone, *first.values()]
+    found: dict[str, bytes | None] = {}
+    remote = {
+        k: r for k, r in first.items() if cache is not None and local_root(r.artifact_uri) is None
+    }
+    for key, run in remote.items():
+        found[run.run_id] = cache.get(key) if cache is not None else None
+    todo = [*alone, *(r for r in first.values() if found.get(r.run_id) is None)]
     if progress is not None:
-        progress.stage("records", len(reads))
-    found = read_artifacts(reads, tracking_uri, reader=reader, progress=progress)
+        progress.stage("records", len(todo))
+    found.update(read_artifacts(todo, tracking_uri, reader=reader, progress=progress))
+    if cache is not None:
+        read = {r.run_id for r in todo}
+        fresh = [(k, found[r.run_id]) for k, r in remote.items() if r.run_id in read]
+        for key, data in fresh:
+            if data is not None:
+                cache.put(key, data)
+        if fresh:
+            cache.prune()
     empty = {key for key, run in first.items() if found[run.run_id] is None}
     if empty:
         again = [r for r in runs if share_key(r) in empty and r.run_id not in found]

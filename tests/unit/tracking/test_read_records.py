@@ -4,6 +4,7 @@ or where the run read for its key has no artifact. Real files in local artifact 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from types import MappingProxyType
 
@@ -11,6 +12,7 @@ import pytest
 
 from mlflow_fingerprint import layout
 from mlflow_fingerprint.tracking import experiment as reads
+from mlflow_fingerprint.tracking import record_cache
 
 
 def run(tmp: Path, run_id: str, tags: dict[str, str], record: bytes | None) -> reads.StoredRun:
@@ -71,6 +73,7 @@ def test_a_search_sliced_by_start_time_reads_the_runs_of_one_paged_in_order(
         created = client.create_run(experiment, start_time=start, tags={"odd": str(i % 2)})
         client.set_terminated(created.info.run_id)
     monkeypatch.setattr(reads, "SEARCH_PAGE", 4)
+    monkeypatch.setattr(reads, "SLICE_RUNS", 3)
     asked: list[str] = []
     real = client.search_runs
     monkeypatch.setattr(
@@ -84,7 +87,24 @@ def test_a_search_sliced_by_start_time_reads_the_runs_of_one_paged_in_order(
         assert len(paged) == (14 if not where else 7)
         assert any("start_time >=" in f for f in asked)
         assert all(where in f for f in asked)
-    monkeypatch.setattr(reads, "SEARCH_PAGE", 2)  # the first page: two runs started at 1000
+    monkeypatch.setattr(reads, "SLICE_RUNS", 2)  # the first page: two runs started at 1000
     asked.clear()
     assert len(reads.search(client, [experiment], "", parallel=True)) == 14
     assert not any("start_time" in f for f in asked)
+
+
+def test_the_cache_is_bounded_and_a_miss_never_fails(tmp_path: Path) -> None:
+    cache = record_cache.RecordCache(tmp_path / "records", max_bytes=25)
+    assert cache.get(("a",)) is None
+    for age, name in enumerate("abc"):
+        cache.put((name,), name.encode() * 10)
+        os.utime(cache.root / record_cache._name((name,)), (1000 + age, 1000 + age))
+    cache.prune()
+    assert cache.get(("a",)) is None  # the oldest went first
+    assert cache.get(("c",)) == b"c" * 10
+    assert sum(f.stat().st_size for f in cache.root.iterdir()) <= 25
+    record_cache.RecordCache(tmp_path / "file-not-folder").put(("x",), b"x")  # parent is made
+    (tmp_path / "blocked").write_text("")
+    record_cache.RecordCache(tmp_path / "blocked" / "records").put(
+        ("x",), b"x"
+    )  # cannot: a miss later

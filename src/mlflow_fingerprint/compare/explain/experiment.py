@@ -24,6 +24,7 @@ from ...redact import masked_view
 from ...tracking import experiment as reads
 from ...tracking import store as tracking
 from ...tracking.progress import Progress
+from ...tracking.record_cache import RecordCache
 from ..partial import has_fingerprint_tags, record_from_tags
 from ..resolve import find_experiment_id, parse_record
 from .analysis import analyse
@@ -199,7 +200,9 @@ def explain(
             f"explain needs at least {MIN_RUNS} runs with {metric}: experiment {experiment!r} "
             f"has {len(used)}{where}" + (f" ({_left_summary(left)} left out)" if left else "")
         )
-    data = reads.read_records(used, uri, reader=mlflow_client, progress=progress)
+    data = reads.read_records(
+        used, uri, reader=mlflow_client, progress=progress, cache=RecordCache.beside_spool()
+    )
     progress.close()
     return _explained(
         experiment, experiment_id, metric, step, used, data, np.array(y), left, notes, tracking_uri
