@@ -65,7 +65,7 @@ CONFIGURATIONS = 200
 
 # One measurement, in a fresh interpreter: prints JSON {seconds, peak_mib, ...} on its last line.
 CHILD = """
-import json, resource, sys, time
+import json, sys, time
 what, uri, experiment = sys.argv[1:4]
 if what == "search":
     from mlflow import MlflowClient
@@ -89,7 +89,9 @@ else:
     report = explain(experiment, tracking_uri=uri)
     extra = {"report": report.to_dict(), "mlflow": "mlflow" in sys.modules}
 seconds = time.perf_counter() - start
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+# VmHWM, not ru_maxrss: after fork and exec, ru_maxrss still counts the forked parent's pages.
+status = open("/proc/self/status").read().split("VmHWM:")[1].split()
+peak = int(status[0]) / 1024
 print(json.dumps({"seconds": seconds, "peak_mib": peak, **extra}))
 """
 
