@@ -11,6 +11,7 @@ from ..compare.explain import explain
 from ..present import EXTENSIONS
 from ..present.explain import render
 from ..present.wrap import fit
+from ..tracking.progress import Progress
 from ..tracking.store import cli_defaults
 from .output import coloured, emit
 
@@ -22,14 +23,19 @@ def run(args: argparse.Namespace) -> int:
         from .log_to import target_run_id
 
         log_target = target_run_id(args.log_to, args.tracking_uri, args.experiment)
-    report = explain(
-        args.experiment,
-        metric=args.metric,
-        at=args.at,
-        filter_string=args.filter,
-        tracking_uri=args.tracking_uri,
-        include_unfinished=args.include_unfinished,
-    )
+    progress = Progress(not args.quiet)
+    try:
+        report = explain(
+            args.experiment,
+            metric=args.metric,
+            at=args.at,
+            filter_string=args.filter,
+            tracking_uri=args.tracking_uri,
+            include_unfinished=args.include_unfinished,
+            progress=progress,
+        )
+    finally:
+        progress.close()  # before an error's line, which must stand alone
     rich = args.format == "text" and coloured(args.output)
     emit(render(report, args.format, rich=rich), args.output)
     if log_target is not None:

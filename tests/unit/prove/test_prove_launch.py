@@ -191,6 +191,8 @@ def test_a_module_folder_python_would_take_from_outside_the_repository_is_refuse
         with pytest.raises(UsageError, match="folder without __init__"):
             job_for(launch(crafted), tree, repo, "sqlite:///x.db", "tok", {})
     assert not outside.exists()
+
+
 def test_a_reruns_name_says_what_it_repeats_and_what_it_set() -> None:
     """Never A's own name (after a bisect, ``diff A B`` by name must still find one run A)."""
     from mlflow_fingerprint.prove.names import MAX_CHARS, rerun_name

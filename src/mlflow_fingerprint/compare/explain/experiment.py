@@ -26,6 +26,8 @@ from ...model.schema import check_version
 from ...redact import masked_view
 from ...tracking import experiment as reads
 from ...tracking import store as tracking
+from ...tracking.progress import Progress
+from ...tracking.record_cache import RecordCache
 from ..partial import has_fingerprint_tags, record_from_tags
 from ..resolve import find_experiment_id, parse_record
 from .analysis import analyse
@@ -66,7 +68,9 @@ def _at(at: str | int) -> str | int:
         raise ExplainError(f"--at must be final or a step >= 0, not {at!r}") from None
 
 
-def _search(mlflow_client: Any, uri: str, experiment_id: str, filter_string: str) -> list[Any]:
+def _search(
+    mlflow_client: Any, uri: str, experiment_id: str, filter_string: str, progress: Progress
+) -> list[Any]:
     """The runs ``filter_string`` matches. A filter the store refuses, or cannot evaluate where
     the same search without it succeeds (a filter of 400 clauses is past what sqlite takes), is
     a bad --filter, said in one line: not a failure of the store."""
@@ -77,9 +81,12 @@ def _search(mlflow_client: Any, uri: str, experiment_id: str, filter_string: str
             f"{MAX_CLAUSES} explain sends to a store (sqlite joins a table per clause, 200 at "
             "most, and such a query takes minutes to build)"
         )
+    server = uri.startswith(("http://", "https://"))  # its workers answer slices at once
     try:
         with tracking.sql_log_off():
-            return reads.search(mlflow_client, [experiment_id], filter_string)
+            return reads.search(
+                mlflow_client, [experiment_id], filter_string, parallel=server, progress=progress
+            )
     except Exception as exc:
         refused = getattr(exc, "error_code", None) == "INVALID_PARAMETER_VALUE"
         if filter_string and (refused or _answers(mlflow_client, experiment_id)):
@@ -156,7 +163,29 @@ def refused(run: reads.StoredRun) -> str | None:
     return None
 
 
-def _record(run: reads.StoredRun, data: bytes | None) -> tuple[RunRecord, str | None]:
+# What :func:`_parsed` has parsed: a bytes object's id -> (it, its record); ("packages",
+# digest) -> that package list.
+Parsed = dict[Any, Any]
+
+
+def _parsed(data: bytes, run_id: str, seen: Parsed) -> dict[str, Any]:
+    """``data`` parsed, once per bytes object: runs that share a record (``reads.read_records``)
+    share its sections too, and records with one package digest share one package list (the
+    largest section), so memory grows with the distinct records, not the runs. A record that
+    does not parse is parsed again for each run, so its error names that run."""
+    hit = seen.get(id(data))
+    if hit is not None and hit[0] is data:
+        return hit[1]
+    record, _ = parse_record(data, f"run {run_id}", frozen=False)
+    packages = record.get("packages")
+    digest = packages.get("digest") if isinstance(packages, dict) else None
+    if isinstance(digest, str):
+        record["packages"] = seen.setdefault(("packages", digest), packages)
+    seen[id(data)] = (data, record)
+    return record
+
+
+def _record(run: reads.StoredRun, data: bytes | None, seen: Parsed) -> tuple[RunRecord, str | None]:
     """The run's record as the analysis reads it, and why it is not whole where it is not. A
     user's params are shown masked where they look secret, as ``diff`` shows them."""
     user = tracking.user_params(dict(run.params))
@@ -164,7 +193,7 @@ def _record(run: reads.StoredRun, data: bytes | None) -> tuple[RunRecord, str | 
     why = "no fingerprint artifact"
     if data is not None:
         try:
-            record, _ = parse_record(data, f"run {run.run_id}", frozen=False)
+            record = _parsed(data, run.run_id, seen)
             return RunRecord(run.run_id, {**record, "params": params}, "full"), None
         except ResolveError as exc:
             why = str(exc)
@@ -181,18 +210,23 @@ def explain(
     filter_string: str | None = None,
     tracking_uri: str | None = None,
     include_unfinished: bool = False,
+    progress: bool | Progress = False,
 ) -> Explanation:
     """Which recorded differences account for the spread of ``metric`` across the runs of
     ``experiment`` (a name or id), how much of it is noise, and what these runs cannot separate.
 
-    ``at`` is ``"final"`` (each run's last value) or a step. Raises ``ExplainError`` (one line,
-    a ``FingerprintError``) for an unknown experiment or metric and for fewer than 3 runs;
-    ``ResolveError`` when the store does not answer."""
+    ``at`` is ``"final"`` (each run's last value) or a step. ``progress``: a line on stderr
+    (where it is a terminal) while a read takes over 2 s (``tracking.progress``; the line is
+    cleared once the runs are read, and by the caller's ``close`` of a ``Progress`` it passed).
+    Raises ``ExplainError`` (one line, a ``FingerprintError``) for an unknown experiment or
+    metric and for fewer than 3 runs; ``ResolveError`` when the store does not answer."""
     step = _at(at)
     uri = tracking.effective_uri(tracking_uri)
     mlflow_client = tracking.reader(uri)
     experiment_id = find_experiment_id(mlflow_client, experiment, uri)
-    runs = _search(mlflow_client, uri, experiment_id, filter_string or "")
+    if not isinstance(progress, Progress):
+        progress = Progress(progress)
+    runs = _search(mlflow_client, uri, experiment_id, filter_string or "", progress)
     where = f" matching --filter {filter_string!r}" if filter_string else ""
     if not runs:
         raise ExplainError(f"experiment {experiment!r} has no runs{where}")
@@ -232,8 +266,12 @@ def explain(
             f"has {len(used)}{where}" + (f" ({_left_summary(left)} left out)" if left else "")
         )
     if np.ptp(y) == 0:
+        progress.close()
         return _agreed(experiment, experiment_id, metric, step, y, left, notes)
-    data = reads.read_artifacts(used, uri, reader=mlflow_client)
+    data = reads.read_records(
+        used, uri, reader=mlflow_client, progress=progress, cache=RecordCache.beside_spool()
+    )
+    progress.close()
     # values are bounded above, so numpy has nothing to warn of; none of its lines reaches a user
     with np.errstate(all="ignore"):
         return _explained(
@@ -323,9 +361,9 @@ def _explained(
     notes: list[str],
     tracking_uri: str | None,
 ) -> Explanation:
-    rows, partial = [], {}
+    rows, partial, seen = [], {}, {}
     for run in used:
-        row, why = _record(run, data[run.run_id])
+        row, why = _record(run, data[run.run_id], seen)
         rows.append(row)
         if why is not None:
             partial[run.run_id] = (row.coverage, why)
