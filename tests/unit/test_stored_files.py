@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on t
 
 
 def test_a_fifo_a_device_and_a_link_are_refused_without_waiting(tmp_path: Path) -> None:
-    fifo = tmp_path / "fingerprint.json"
+    fifo = tmp_path / "record.json"
     os.mkfifo(fifo)
     real = tmp_path / "real.json"
     real.write_text("{}")
