@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..stored_files import UnreadableFile, read_regular
+from ..stored_files import read_regular
 
 MAX_BYTES = 512 << 20  # about 50,000 distinct records of 10 KB
 FOLDER = "records"
@@ -48,7 +48,7 @@ class RecordCache:
         folder is input like any stored file (``stored_files``)."""
         try:
             return read_regular(self.root / _name(key), follow_links=False)
-        except (OSError, UnreadableFile):
+        except OSError:  # UnreadableFile included
             return None
 
     def put(self, key: Sequence[str], data: bytes) -> None:
