@@ -136,7 +136,7 @@ def test_explain_on_the_demos_experiment_picks_a_metric_that_varies(examples: La
     assert report.metric == "val_error", report.notes
     assert report.sd > 0
     steps = render(mfp.explain("fingerprint-demo", tracking_uri=uri, metric="steps"), "text")
-    assert steps.endswith("there is no spread to explain.\n"), steps
+    assert steps.endswith("no spread to explain.\n"), steps
     assert steps.count("\n") == 1, steps
 
 

@@ -241,7 +241,7 @@ def test_an_edited_copy_of_the_script_is_one_change_with_the_default_it_changed(
     (listed,) = report.to_dict()["differences"]
     assert listed["field"] == "program.entry.path"
     for form in ("text", "markdown", "html"):
-        shown = render(report, form)
+        shown = render(report, form).replace("<wbr>", "")  # HTML breaks names at dots
         assert "↳ program.options.momentum" in shown, form
     assert "\n2  " not in render(report, "text")
 

@@ -345,7 +345,7 @@ def _agreed(
         sd=0.0,
         noise=Noise(None, None, 0, 0),
         left_out=tuple(left),
-        notes=(*notes, f"all {len(y)} runs agree on {metric}: there is no spread to explain"),
+        notes=(*notes, f"all {len(y)} runs agree on {metric}: no spread to explain"),
     )
 
 

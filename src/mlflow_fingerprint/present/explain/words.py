@@ -92,8 +92,8 @@ def agreed(report: Explanation) -> str | None:
     if report.sd != 0 or report.factors:
         return None
     return (
-        f"fingerprint explain {report.experiment}: all {plural(report.runs, 'run')} agree on "
-        f"{report.metric} ({at_text(report)} {num(report.mean)}): there is no spread to explain."
+        f"{report.experiment}: all {plural(report.runs, 'run')} agree on {report.metric} "
+        f"({at_text(report)} {num(report.mean)}): no spread to explain."
     )
 
 
