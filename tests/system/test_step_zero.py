@@ -186,7 +186,7 @@ def test_equal_weights_and_batch_with_other_threads_names_the_forward_computatio
         assert "the forward computation differs" in shown
         assert "Seeds and data are ruled out" in shown
     assert report.verdict == "explained"
-    assert report.differences[0].field == "torch.threads"
+    assert report.differences[0].field == "torch.threads.intra_op"
 
 
 def test_the_optimizer_hook_records_the_first_step_and_removes_itself() -> None:
