@@ -58,41 +58,6 @@ def test_another_schema_is_another_record(tmp_path: Path, schema: str) -> None:
     assert found["b"] == (b"A" if schema == "1" else b"B")
 
 
-def test_a_search_sliced_by_start_time_reads_the_runs_of_one_paged_in_order(
-    sqlite_tracking_uri: str, monkeypatch
-) -> None:
-    """Pages of 4 (as pages of 1,000 on a server): the first page, then slices of start time
-    read at once, give the same runs in the same order, ties at a slice's edge included; a
-    filter still applies; one page all started in one millisecond reads page by page."""
-    from mlflow import MlflowClient
-
-    client = MlflowClient(sqlite_tracking_uri)
-    experiment = client.create_experiment("sliced")
-    starts = [1000, 1000, 1001, 1003, 1003, 1003, 1007, 1010, 1010, 1200, 1201, 5000, 9000, 9000]
-    for i, start in enumerate(starts):
-        created = client.create_run(experiment, start_time=start, tags={"odd": str(i % 2)})
-        client.set_terminated(created.info.run_id)
-    monkeypatch.setattr(reads, "SEARCH_PAGE", 4)
-    monkeypatch.setattr(reads, "SLICE_RUNS", 3)
-    asked: list[str] = []
-    real = client.search_runs
-    monkeypatch.setattr(
-        client, "search_runs", lambda *a, **k: asked.append(k["filter_string"]) or real(*a, **k)
-    )
-    for where in ("", "tags.odd = '1'"):
-        paged = [r.run_id for r in reads.search(client, [experiment], where)]
-        asked.clear()
-        sliced = [r.run_id for r in reads.search(client, [experiment], where, parallel=True)]
-        assert sliced == paged
-        assert len(paged) == (14 if not where else 7)
-        assert any("start_time >=" in f for f in asked)
-        assert all(where in f for f in asked)
-    monkeypatch.setattr(reads, "SLICE_RUNS", 2)  # the first page: two runs started at 1000
-    asked.clear()
-    assert len(reads.search(client, [experiment], "", parallel=True)) == 14
-    assert not any("start_time" in f for f in asked)
-
-
 def test_the_cache_is_bounded_and_a_miss_never_fails(tmp_path: Path) -> None:
     cache = record_cache.RecordCache(tmp_path / "records", max_bytes=25)
     assert cache.get(("a",)) is None
