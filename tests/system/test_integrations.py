@@ -156,6 +156,7 @@ def test_transformers_trainer_records_its_arguments(
     from mlflow_fingerprint.integrations import FingerprintTrainerCallback
 
     model = tiny_bert()
+    initial = {id(p): p.detach().clone() for p in model.parameters()}
 
     args = TrainingArguments(
         output_dir=str(tmp_path / "out"),
@@ -171,7 +172,8 @@ def test_transformers_trainer_records_its_arguments(
         disable_tqdm=True,
     )
     callback = FingerprintTrainerCallback()
-    Trainer(model=model, args=args, train_dataset=Rows(), callbacks=[callback]).train()
+    trainer = Trainer(model=model, args=args, train_dataset=Rows(), callbacks=[callback])
+    trainer.train()
 
     assert callback.run_id is not None
     # the closing line a decorated run prints, for the trainer's run
@@ -188,6 +190,17 @@ def test_transformers_trainer_records_its_arguments(
     assert record["data"]["declared"]["batch_size"] == 4
     assert record["data"]["declared"]["num_workers"] == 0
     assert record["data"]["declared"]["full_determinism"] is False
+    # what the first step started from: the model's initial weights, taken at the optimizer's
+    # first step; the Trainer hands callbacks no batch
+    import torch
+
+    from mlflow_fingerprint.capture.first_step import weights_record
+
+    first = record["first_step"]
+    assert first["recorded_by"] == "torch.optim"
+    groups = [[initial[id(p)] for p in g["params"]] for g in trainer.optimizer.param_groups]
+    assert first["weights"]["digest"] == weights_record(groups, torch)["digest"]
+    assert "unavailable" in first["batch"]
 
 
 def _watched(run_id: str, tmp_path: Path):
