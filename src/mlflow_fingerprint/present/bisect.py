@@ -61,6 +61,8 @@ def text(report: BisectResult) -> str:
     lines = [f"fingerprint bisect {report.a} {report.b}", f"verdict: {headline(report)}"]
     if report.until_step is not None:
         lines.append(f"reruns stop after step {report.until_step}")
+    if report.reruns:
+        lines.append(report.cost())
     for title, items in _sections(report):
         if items:
             lines.append(f"{title}:")
@@ -86,6 +88,7 @@ def markdown(report: BisectResult) -> str:
                 "",
             ]
     if report.reruns:
+        lines += [markdown_text(report.cost()), ""]
         lines += ["| # | set | follows | parts from A at | run |", "|---|---|---|---|---|"]
         lines += [
             "| " + " | ".join(map(markdown_text, _rerun_row(i, r))) + " |"
@@ -107,7 +110,8 @@ def html_page(report: BisectResult) -> str:
             parts += [f"<li>{e(i)}</li>" for i in items]
             parts.append("</ul>")
     if report.reruns:
-        parts.append("<h2>Reruns</h2><table><tr><th>#</th><th>set</th><th>follows</th>")
+        parts.append(f"<h2>Reruns</h2><p>{e(report.cost())}</p>")
+        parts.append("<table><tr><th>#</th><th>set</th><th>follows</th>")
         parts.append("<th>parts from A at</th><th>run</th></tr>")
         for i, r in enumerate(report.reruns, start=1):
             parts.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in _rerun_row(i, r)) + "</tr>")
