@@ -25,7 +25,7 @@ from typing import Any
 from ..compare.fields import field_changes
 from ..compare.report import Difference
 from ..compare.settable import Knob, code_knobs, recorded_env
-from ..errors import UsageError
+from ..errors import BuildFailed, UsageError
 from ..model.fingerprint import get_path
 from ..model.vocabulary import BisectVerdict, Match
 from . import search as halving
@@ -235,7 +235,13 @@ def bisect(
     say_builds = would_build(s, envs)
     for line in say_builds:
         say(line.replace("environment for", "building the environment for", 1))
-    sets = settle(s, envs, build=bool(say_builds))
+    try:
+        sets = settle(s, envs, build=bool(say_builds))
+    except BuildFailed as exc:  # A's own packages: no rerun here stands for A
+        cannot = ("packages.digest", *(d.field for d in s.sides.cannot_set))
+        return BisectResult(
+            "not_settable", s.a.run_id, s.b.run_id, s.until, (), (), cannot, (), (str(exc),)
+        )
     s = sets.setup
     same_code = (s.a.recipe.commit, s.a.recipe.diff_digest) == (
         s.b.recipe.commit,

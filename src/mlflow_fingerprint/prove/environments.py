@@ -48,18 +48,19 @@ INDEX_OPTIONS = {
 OVERLAY = "_mfp_base.pth"
 
 
-def _pip_files() -> list[Path]:
-    """pip's configuration files, weakest first (pip's own order)."""
-    if os.environ.get("PIP_CONFIG_FILE") == os.devnull:
+def _pip_files(env: Mapping[str, str]) -> list[Path]:
+    """pip's configuration files, weakest first (pip's own order); none where
+    ``PIP_CONFIG_FILE`` is ``os.devnull``, as pip reads none then."""
+    if env.get("PIP_CONFIG_FILE") == os.devnull:
         return []
     home = Path.home()
-    xdg = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
-    dirs = (os.environ.get("XDG_CONFIG_DIRS") or "/etc/xdg").split(os.pathsep)
+    xdg = env.get("XDG_CONFIG_HOME") or str(home / ".config")
+    dirs = (env.get("XDG_CONFIG_DIRS") or "/etc/xdg").split(os.pathsep)
     files = [Path(d) / "pip" / "pip.conf" for d in dirs] + [Path("/etc/pip.conf")]
     files += [home / ".pip" / "pip.conf", Path(xdg) / "pip" / "pip.conf"]
     files.append(Path(sys.prefix) / "pip.conf")
-    if os.environ.get("PIP_CONFIG_FILE"):
-        files.append(Path(os.environ["PIP_CONFIG_FILE"]))
+    if env.get("PIP_CONFIG_FILE"):
+        files.append(Path(env["PIP_CONFIG_FILE"]))
     return files
 
 
@@ -68,7 +69,7 @@ def index_options(environ: Mapping[str, str] | None = None) -> list[str]:
     and ``install`` sections, then ``PIP_*`` variables (the strongest), as pip reads them."""
     env = environ_copy() if environ is None else environ
     found: dict[str, str] = {}
-    for path in _pip_files():
+    for path in _pip_files(env):
         parser = configparser.RawConfigParser()
         try:
             parser.read(path)
