@@ -29,7 +29,8 @@ from ..model.vocabulary import Effect
 from ..redact import MASK
 from .report import Difference
 
-KnobKind = Literal["apply", "option", "code", "env"]
+# "machine": the node a rerun runs on, where a cluster offers B's kind (prove/placement.py).
+KnobKind = Literal["apply", "option", "code", "env", "machine"]
 
 # Fields the decorator forces as they are named (the record's own paths).
 APPLIED = re.compile(

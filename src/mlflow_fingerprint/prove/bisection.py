@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from . import search as halving
 from .curves import Comparison, Metrics, compare
 from .launch import Plan, masked, overrides_of, shown
 from .pair import Setup, not_here, planned, setup
+from .placement import KIND_FIELD, NoNode, Placement, is_cluster, offered_line, placement
 from .process import Executor, LocalProcess
 from .recorded import Recorded, fingerprint_of
 from .reproduce import check_until, origin_of, time_bound
@@ -191,12 +192,27 @@ def bisect(
     check_until(until_step)
     s = setup(a, b, tracking_uri, experiment, until_step)
     bound = time_bound(s.a, timeout)
-    refused = not_here(s.a, s.b, s.until, s.sides)
-    if refused is not None:
-        return refused
+    run_on = executor or LocalProcess()
+    placed: Placement | None = None
+    if is_cluster(run_on):
+        try:
+            placed = placement(s.a.record, s.b.record, s.sides, run_on.kinds())
+        except NoNode as exc:
+            cannot = (KIND_FIELD, *(d.field for d in s.sides.cannot_set))
+            return BisectResult(
+                "not_settable", s.a.run_id, s.b.run_id, s.until, (), (), cannot, (), (str(exc),)
+            )
+        s = replace(s, sides=placed.sides)
+    else:
+        refused = not_here(s.a, s.b, s.until, s.sides)
+        if refused is not None:
+            return refused
     origin = origin_of(repo)
     if dry_run:
-        return planned(s, origin, bound)
+        plan = planned(s, origin, bound)
+        if placed is None:
+            return plan
+        return replace(plan, notes=(*plan.notes, offered_line(placed.offered), *placed.notes))
     same_code = (s.a.recipe.commit, s.a.recipe.diff_digest) == (
         s.b.recipe.commit,
         s.b.recipe.diff_digest,
@@ -210,12 +226,13 @@ def bisect(
             tree_a,
             origin,
             s.names,
-            executor or LocalProcess(),
+            run_on,
             bound,
             until=s.until,
             watch_step=s.parted,
             swap=CodeSwap(tree_a, tree_b),
             progress=say,
+            home=placed.home if placed else None,
         )
         job = Bisection(runner, s.b, frozenset(d.field for d in s.differences), s.metrics)
         where = "" if s.until is None else f"; reruns stop after step {s.until}"
@@ -224,7 +241,8 @@ def bisect(
             f"A and B part {parts}{where}; {len(knobs)} settable difference(s), "
             f"{len(s.sides.cannot_set)} not settable here; each rerun may run {bound:.0f} s"
         )
-        return search_causes(job, s, knobs)
+        found = search_causes(job, s, knobs)
+        return replace(found, notes=(*found.notes, *placed.notes)) if placed else found
 
 
 def _verdict_without_cause(

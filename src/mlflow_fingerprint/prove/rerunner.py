@@ -12,7 +12,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,7 @@ class Rerunner:
     watch_step: int | None = None
     swap: CodeSwap | None = None
     progress: Progress = quiet
+    home: str | None = None  # the machine kind reruns run on, on a cluster (prove/placement.py)
     count: int = 0
     launches: list[Launch] = field(default_factory=list)
 
@@ -84,6 +85,7 @@ class Rerunner:
             self.swap.set(plan.files)
         token = uuid.uuid4().hex
         job = job_for(launch, self.tree, self.origin, self.uri, token, environ_copy())
+        job = replace(job, kind=plan.place or self.home)
         started = time.monotonic()
         try:
             finished = self.executor.execute(job)
