@@ -11,8 +11,8 @@ of 64 x 2048. Measured, each as the median of ``--repeats``:
 - the first step without it: ``optimizer.step()`` of the same model (CPU time), for scale (the
   record's share of it is the ratio);
 - after the first step: a step's CPU time with a run's recorder started and fired against a
-  step's without any, alternating. The hook is removed at its first call, so no global optimizer
-  hook is left (printed): what remains is one test of an empty list per batch a loader yields,
+  step's without any, alternating. After the first step the process's one hook finds no run
+  waiting (printed): what remains is one test of an empty list per batch a loader yields,
   and the difference printed is the machine's noise.
 
     python benchmarks/bench_first_step.py [--repeats 15] [--threads 1]
@@ -56,9 +56,9 @@ def main() -> None:
     args = parser.parse_args()
 
     import torch
-    import torch.optim.optimizer as optimizer_module
 
     from mlflow_fingerprint.capture.first_step import batch_record, weights_record
+    from mlflow_fingerprint.run import first_step
     from mlflow_fingerprint.run.first_step import FirstStepRecorder
 
     torch.set_num_threads(args.threads)
@@ -91,7 +91,7 @@ def main() -> None:
             optimizer.step()
             (recorded if with_recorder else plain).append(time.process_time() - started)
             if recorder is not None:
-                assert not optimizer_module._global_optimizer_pre_hooks  # removed at its call
+                assert not first_step.waiting()  # the hook finds its list empty from now on
                 recorder.stop()
     after = statistics.median(recorded) * 1000 - statistics.median(plain) * 1000
 
@@ -106,8 +106,8 @@ def main() -> None:
     )
     print(
         f"a later step with a recorder that fired minus one without: {after:+.2f} ms "
-        f"(median of {args.repeats}; global optimizer hooks left: "
-        f"{len(optimizer_module._global_optimizer_pre_hooks)})"
+        f"(median of {args.repeats}; runs still waiting for a first step: "
+        f"{first_step.waiting()})"
     )
 
 

@@ -2,10 +2,13 @@
 
 torch calls every global optimizer step pre-hook (``torch.optim.optimizer.
 register_optimizer_step_pre_hook``) before any optimizer's ``step()``, on the training thread,
-with the optimizer: its parameters are then still the initial weights. The hook is registered
-while a run is open and removes itself at its first call, so nothing of it runs after the first
-step; the first batch a DataLoader yields in the run is digested as it is yielded
-(``loaders.want_next_batch``), before the training loop can change it in place.
+with the optimizer: its parameters are then still the initial weights. One hook is registered
+per process, at the first run that waits for a step, and never removed: torch walks its hook
+table without a lock on every thread's ``step()``, so a hook removed while another thread's
+training steps ended that training with "OrderedDict mutated during iteration". The hook hands
+the step to the recorders waiting at that moment and forgets them, so after the first step all
+it does is find its list empty. The first batch a DataLoader yields in the run is digested as
+it is yielded (``loaders.want_next_batch``), before the training loop can change it in place.
 
 Both digests are bounded (``capture/first_step.py``) and any failure is recorded as
 ``unavailable``, never raised into the training loop.
@@ -42,6 +45,45 @@ def _optimizer_module() -> Any:
     return importlib.import_module("torch.optim.optimizer")
 
 
+_waiting: list[FirstStepRecorder] = []  # recorders whose run has taken no optimizer step yet
+_waiting_lock = threading.Lock()
+_registered: list[Any] = []  # the one hook's handle, once registered
+
+
+def _dispatch(optimizer: Any, args: Any, kwargs: Any) -> None:
+    """The process's one optimizer step pre-hook: the first step of every waiting run."""
+    if not _waiting:  # every step after the first: one test of an empty list
+        return
+    with _waiting_lock:
+        ready = list(_waiting)
+        _waiting.clear()
+    for recorder in ready:
+        recorder._step(optimizer, args, kwargs)
+
+
+def _wait_for_step(recorder: FirstStepRecorder) -> None:
+    with _waiting_lock:
+        if not _registered:
+            handle = _safely(
+                lambda: _optimizer_module().register_optimizer_step_pre_hook(_dispatch)
+            )
+            if isinstance(handle, dict):  # unavailable: torch has no global step hooks
+                return
+            _registered.append(handle)
+        _waiting.append(recorder)
+
+
+def _stop_waiting(recorder: FirstStepRecorder) -> None:
+    with _waiting_lock:
+        if recorder in _waiting:
+            _waiting.remove(recorder)
+
+
+def waiting() -> int:
+    """How many runs wait for their first optimizer step (0 once every run took one)."""
+    return len(_waiting)
+
+
 class FirstStepRecorder:
     """Records the first batch and the weights at the first optimizer step of one run.
     ``generators``: also read, at that step, whether the generators had been drawn from and from
@@ -53,13 +95,10 @@ class FirstStepRecorder:
         self._lock = threading.Lock()
         self._batch: dict[str, Any] | None = None
         self._record: dict[str, Any] | None = None
-        self._handle: Any = None
 
     def start(self) -> FirstStepRecorder:
         if optional_torch() is not None:
-            self._handle = _safely(
-                lambda: _optimizer_module().register_optimizer_step_pre_hook(self._step)
-            )
+            _wait_for_step(self)
         want_next_batch(self._first_batch)
         return self
 
@@ -70,8 +109,7 @@ class FirstStepRecorder:
                 self._batch = _safely(lambda: batch_record(batch, torch))
 
     def _step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        """torch's pre-hook: at the first step, the optimizer's parameters as they are."""
-        self._remove_hook()
+        """At the first step (``_dispatch``): the optimizer's parameters as they are."""
         torch = optional_torch()
         self.taken("torch.optim", lambda: weights_record(optimizer_groups(optimizer), torch))
 
@@ -105,13 +143,7 @@ class FirstStepRecorder:
         with self._lock:
             return dict(self._record) if self._record is not None else None
 
-    def _remove_hook(self) -> None:
-        handle, self._handle = self._handle, None
-        remove = getattr(handle, "remove", None)
-        if callable(remove):
-            _safely(remove)
-
     def stop(self) -> None:
-        """The run ended: no hook and no batch wish stays behind."""
-        self._remove_hook()
+        """The run ended: it waits for no step and no batch any more."""
+        _stop_waiting(self)
         drop_batch_wish(self._first_batch)

@@ -189,24 +189,30 @@ def test_equal_weights_and_batch_with_other_threads_names_the_forward_computatio
     assert report.differences[0].field == "torch.threads.intra_op"
 
 
-def test_the_optimizer_hook_records_the_first_step_and_removes_itself() -> None:
+def test_the_optimizer_hook_records_the_first_step_and_then_waits_for_nothing() -> None:
+    """One hook for the process, registered at the first run and never removed (removing it
+    while another thread steps breaks that training); after the first step no run waits."""
     import torch
     import torch.optim.optimizer as optimizer_module
 
     from mlflow_fingerprint.capture.first_step import weights_record
-    from mlflow_fingerprint.run.first_step import FirstStepRecorder
+    from mlflow_fingerprint.run.first_step import FirstStepRecorder, waiting
 
-    hooks = len(optimizer_module._global_optimizer_pre_hooks)
     model = torch.nn.Linear(3, 2)
     initial = weights_record([list(model.parameters())], torch)["digest"]
     optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
     recorder = FirstStepRecorder().start()
+    hooks = len(optimizer_module._global_optimizer_pre_hooks)
     try:
-        assert len(optimizer_module._global_optimizer_pre_hooks) == hooks + 1
+        assert waiting() == 1
         model(torch.ones(1, 3)).sum().backward()
         optimizer.step()
-        assert len(optimizer_module._global_optimizer_pre_hooks) == hooks
+        assert waiting() == 0
         optimizer.step()
+        again = FirstStepRecorder().start()  # a second run reuses the one hook
+        again.stop()
+        assert len(optimizer_module._global_optimizer_pre_hooks) == hooks
+        assert waiting() == 0
     finally:
         recorder.stop()
     first = recorder.record()
