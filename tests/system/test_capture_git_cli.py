@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from support.gitrepo import REMOTE_TOKEN, repo_with_token_remote
+from support.stored import cli
 
 TOKEN = REMOTE_TOKEN
 
@@ -36,12 +37,10 @@ def test_cli_output_never_contains_the_token(repo: Path) -> None:
 
 def test_show_and_diff_of_the_record_never_contain_the_token(repo: Path) -> None:
     def fingerprint(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "mlflow_fingerprint.cli", *args],
-            cwd=repo,
-            capture_output=True,
-            text=True,
-            check=False,
+        """``fingerprint ARGS`` in the repository (``support.stored.cli``), its output as text."""
+        out = cli(*args, cwd=repo)
+        return subprocess.CompletedProcess(
+            out.args, out.returncode, out.stdout.decode(), out.stderr.decode()
         )
 
     record = repo.parent / "record.json"
