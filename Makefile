@@ -52,23 +52,23 @@ $(CREATED): $(CHOSEN)
 	$(PY) -m pip install --quiet --upgrade pip
 	@index="$$($(PYTHON) scripts/torch_index.py $(TORCH_BUILD))"; \
 	if [ -n "$$index" ]; then \
-		echo "$(PY) -m pip install --quiet --no-deps $$index $(TORCH)"; \
+		echo "torch: $(TORCH) from $${index#--index-url }"; \
 		$(PY) -m pip install --quiet --no-deps $$index "$(TORCH)" \
 			|| echo "torch: the CPU index failed; pip resolves torch as usual"; \
 	fi
 	touch $@
 
 $(DEMO_STAMP): $(CREATED) pyproject.toml $(CONSTRAINTS)
-	$(INSTALL) "$(TORCH)" -e ".[demo]"
+	@$(INSTALL) "$(TORCH)" -e ".[demo]"
 	touch $@
 
 # Everything the demo has too, so the demo's stamp holds after it.
 $(STAMP): $(CREATED) pyproject.toml $(CONSTRAINTS)
-	$(INSTALL) "$(TORCH)" $(if $(TF),"$(TF)") -e ".[demo,dev]"
+	@$(INSTALL) "$(TORCH)" $(if $(TF),"$(TF)") -e ".[demo,dev]"
 	touch $(DEMO_STAMP) $@
 
 demo: $(DEMO_STAMP)
-	$(PY) examples/demo.py
+	@$(PY) examples/demo.py
 
 # Everything, on $(WORKERS) pytest-xdist workers, a test module on one worker (`--dist loadfile`:
 # its module fixtures, a trained pair or a server, are built once; xdist's `loadgroup` does not

@@ -1,32 +1,41 @@
-"""``fingerprint explain`` on 1,000 runs, against a plain ``search_runs`` of the same runs.
+"""``explain`` over 1,000 to 100,000 runs, against one plain ``search_runs`` paging of the same
+runs, on a real ``mlflow server`` with PostgreSQL or sqlite rows, and on a local sqlite store.
 
-The store is built from recorded fingerprints (``tests/support/explain_runs.py``: an A100, an
+The runs are built from recorded fingerprints (``tests/support/explain_runs.py``: an A100, an
 H100 and an L4 through the replays of their NVML readings, and this CPU machine's capture; 200
-configurations x 5 seeds) twice:
+configurations x ``runs / 200`` seeds; each run's metric from a known model). They are written
+fast, straight into the store's tables and artifact folder (``write_runs_sql``: one multi-row
+insert per table per 2,000 runs), so a 100,000-run history takes minutes to make, not hours of
+REST calls. The stores:
 
-- ``sqlite``: a local sqlite store whose runs keep their artifacts in a local folder (MLflow's
-  default kind of store), read by ``explain`` with ``--tracking-uri sqlite:///...``;
-- ``server``: a real ``mlflow server`` (sqlite rows, artifacts proxied by the server:
-  ``mlflow-artifacts:``), read over HTTP.
+- ``postgres``: ``mlflow server --workers 2`` on a throwaway PostgreSQL 15 cluster
+  (``tests/support/postgres.py``), artifacts proxied by the server (``mlflow-artifacts:``);
+- ``server``: the same server on a sqlite database;
+- ``sqlite``: that sqlite database read as a local store (``sqlite:///``), artifacts in a local
+  folder (written through a server that gives runs a ``file:`` root).
 
-Both are written through a real ``mlflow server``'s REST API. Measured alternately, median of
-``--repeat``:
+Each figure is measured in a fresh process (imports excluded from the time, as the reads are
+what grows with the runs), alternately, median of ``--repeat``:
 
-1. ``search``: ``MlflowClient.search_runs`` of the experiment's runs, every page (the floor any
-   client pays to see the runs, their params, tags and metrics);
-2. ``explain()``: ``mfp.explain(experiment)`` in-process, everything included: the same search,
-   the 1,000 fingerprint records, the analysis (bootstrap included);
-3. ``fingerprint explain``: the whole command as a user runs it, interpreter start included,
-   against ``search (process)``: a Python process that imports mlflow and does the same search
-   (what any command reading these runs pays before it reads a record).
+1. ``search``: ``MlflowClient.search_runs`` of the experiment's runs, every page, one after
+   another: the floor any client pays to see the runs, their params, tags and metrics;
+2. ``explain``: ``mfp.explain(experiment)`` as the CLI runs it (a server read through the REST
+   reader, MLflow not imported): the search, the records, the analysis (bootstrap included);
+3. ``cached``: ``explain`` again with the records read by the one before it in the cache
+   beside the spool (each cold ``explain`` gets a new spool folder);
+4. ``explain (mlflow)``: the same with MLflow imported first, read through ``MlflowClient``
+   (the report must be the same, from each reader and from the cache; the time is beside);
+5. the peak memory (max RSS) of each process.
 
-Also: where ``explain()``'s time goes (reads vs analysis), the per-run read cost beyond the
-search, and whether the report names the learning rate first (it must: the model says so).
+Also, on the server: ``GET /health`` on a reused connection through the REST reader (which
+acknowledges each answer at once) against a plain ``requests`` session, which waits out the
+delayed ACK of an answer the server writes in two pieces.
 
-    .venv/bin/python benchmarks/bench_explain.py [--runs-seeds 5] [--repeat 3] [--json FILE]
-                                                 [--store DIR]  # keep (and reuse) the stores
+    .venv/bin/python benchmarks/bench_explain.py [--runs 1000,10000,100000] [--repeat 3]
+                        [--stores postgres,server,sqlite] [--json FILE] [--store DIR]
 
-Exit status 1 if ``explain`` takes more than 10 s on sqlite or 30 s against the server.
+Exit status 1 if ``explain`` takes more than ``--limit`` (default 1.3) times one paging, or the
+report does not name the learning rate first (the model says it matters most).
 """
 
 from __future__ import annotations
@@ -40,7 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,199 +57,193 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 
-from support.explain_runs import SEEDS, cluster_runs, write_runs  # noqa: E402
+from support.explain_runs import iter_cluster_runs, write_runs_sql  # noqa: E402
 from support.mlflow_team import running_server  # noqa: E402
 
-FINGERPRINT = str(Path(sys.executable).with_name("fingerprint"))
 EXPERIMENT = "cluster"
-LIMITS = {"sqlite": 10.0, "server": 30.0}
+CONFIGURATIONS = 200
 
-
-def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
-    start = time.perf_counter()
-    result = fn()
-    return time.perf_counter() - start, result
-
-
-def search(uri: str) -> int:
+# One measurement, in a fresh interpreter: prints JSON {seconds, peak_mib, ...} on its last line.
+CHILD = """
+import json, sys, time
+what, uri, experiment = sys.argv[1:4]
+if what == "search":
     from mlflow import MlflowClient
-
     client = MlflowClient(uri)
-    experiment_id = client.get_experiment_by_name(EXPERIMENT).experiment_id
+    experiment_id = client.get_experiment_by_name(experiment).experiment_id
+    start = time.perf_counter()
     count, token = 0, None
     while True:
         page = client.search_runs([experiment_id], max_results=1000, page_token=token)
         count += len(page)
         token = page.token
         if not token:
-            return count
+            break
+    extra = {"runs": count}
+else:
+    if what == "explain-mlflow":
+        import mlflow  # noqa: F401  (read through MlflowClient)
+    import mlflow_fingerprint as mfp
+    from mlflow_fingerprint.compare.explain.experiment import explain
+    start = time.perf_counter()
+    report = explain(experiment, tracking_uri=uri)
+    extra = {"report": report.to_dict(), "mlflow": "mlflow" in sys.modules}
+seconds = time.perf_counter() - start
+# VmHWM, not ru_maxrss: after fork and exec, ru_maxrss still counts the forked parent's pages.
+status = open("/proc/self/status").read().split("VmHWM:")[1].split()
+peak = int(status[0]) / 1024
+print(json.dumps({"seconds": seconds, "peak_mib": peak, **extra}))
+"""
 
-
-def explain_parts(uri: str) -> dict[str, float]:
-    """Where one ``explain`` spends its time: the search, reading the records, the table of
-    fields (records parsed, flattened, classified), the analysis (bootstrap included)."""
-    from mlflow_fingerprint.compare.explain import experiment as ex
-    from mlflow_fingerprint.tracking import experiment as reads
-
-    parts: dict[str, float] = {}
-    real_search, real_read, real_analyse = reads.search, reads.read_artifacts, ex.analyse
-    real_build = ex.build
-
-    def clocked(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            seconds, result = timed(lambda: fn(*args, **kwargs))
-            parts[name] = parts.get(name, 0.0) + seconds
-            return result
-
-        return wrapper
-
-    reads.search = clocked("search", real_search)
-    reads.read_artifacts = clocked("records", real_read)
-    ex.analyse = clocked("analysis", real_analyse)
-    ex.build = clocked("table", real_build)
-    try:
-        total, _ = timed(lambda: ex.explain(EXPERIMENT, tracking_uri=uri))
-    finally:
-        reads.search, reads.read_artifacts, ex.analyse = real_search, real_read, real_analyse
-        ex.build = real_build
-    parts["total"] = total
-    return parts
-
-
-SEARCH_PROCESS = """
-import sys
-from mlflow import MlflowClient
-client = MlflowClient(sys.argv[1])
-experiment_id = client.get_experiment_by_name(sys.argv[2]).experiment_id
-token = None
-while True:
-    page = client.search_runs([experiment_id], max_results=1000, page_token=token)
-    token = page.token
-    if not token:
-        break
+STALL = """
+import json, sys, time
+import requests
+from mlflow_fingerprint.tracking import rest
+url = sys.argv[1]
+reader, plain = rest.Reader(url), requests.Session()
+def median_ms(get, n=100):
+    get()
+    times = []
+    for _ in range(n):
+        start = time.perf_counter(); get(); times.append((time.perf_counter() - start) * 1000)
+    return sorted(times)[n // 2]
+print(json.dumps({
+    "reader_ms": median_ms(lambda: reader._request("GET", "/health")),
+    "plain_session_ms": median_ms(lambda: plain.get(url + "/health").raise_for_status()),
+}))
 """
 
 
-def process_seconds(argv: list[str], what: str) -> float:
-    """How long a whole process takes, interpreter start included."""
-    seconds, out = timed(lambda: subprocess.run(argv, capture_output=True, text=True, check=False))
-    if out.returncode != 0:
-        raise SystemExit(f"{what} failed: {out.stderr.strip()[-300:]}")
-    return seconds
-
-
-def search_process(uri: str) -> float:
-    return process_seconds([sys.executable, "-c", SEARCH_PROCESS, uri, EXPERIMENT], "search")
-
-
-def cli(uri: str) -> float:
-    argv = [FINGERPRINT, "explain", EXPERIMENT, "--tracking-uri", uri, "--format", "json"]
-    return process_seconds(argv, "fingerprint explain")
-
-
-def build(folder: Path, seeds: int, stack: contextlib.ExitStack) -> dict[str, Any]:
-    """The sqlite store (written through a server that gives runs a local artifact root) and a
-    proxied server, each holding the same runs; the server runs until ``stack`` closes. Stores
-    already in ``folder`` are kept as they are."""
-    runs = cluster_runs(seeds=seeds)
-    stores: dict[str, Any] = {"runs": len(runs), "build_sqlite_s": None, "build_server_s": None}
-    local, remote = folder / "local", folder / "remote"
-    fresh = not (local / "mlflow.db").exists()
-    local.mkdir(parents=True, exist_ok=True)
-    remote.mkdir(parents=True, exist_ok=True)
-    db = local / "mlflow.db"
-    if fresh:
-        with running_server(
-            f"sqlite:///{db}", (local / "artifacts").as_uri(), {}, mode="direct"
-        ) as server:
-            stores["build_sqlite_s"], _ = timed(lambda: write_runs(server.url, EXPERIMENT, runs))
-    stores["sqlite"] = f"sqlite:///{db}"
-    server = stack.enter_context(
-        running_server(f"sqlite:///{remote / 'mlflow.db'}", str(remote / "artifacts"), {})
+def child(what: str, uri: str, spool: Path | None = None) -> dict[str, Any]:
+    """One measurement; ``spool``: the spool folder, beside which the record cache lives (a new
+    one: a cold read)."""
+    spool = spool or Path(tempfile.mkdtemp(prefix="mfp-bench-spool-")) / "spool"
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, what, uri, EXPERIMENT],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "MLFLOW_FINGERPRINT_SPOOL": str(spool)},
     )
-    if fresh:
-        stores["build_server_s"], _ = timed(lambda: write_runs(server.url, EXPERIMENT, runs))
-    stores["server"] = server.url
-    return stores
+    if done.returncode != 0:
+        raise SystemExit(f"{what} on {uri} failed: {done.stderr.strip()[-500:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def stall(url: str) -> dict[str, float]:
+    done = subprocess.run(
+        [sys.executable, "-c", STALL, url], capture_output=True, text=True, check=True
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@contextlib.contextmanager
+def stores(kind: str, folder: Path, runs: int) -> Iterator[tuple[str, str, float | None]]:
+    """(the URI explain reads, the server's URL, seconds to write the runs; None if reused)."""
+    seeds = max(1, runs // CONFIGURATIONS)
+    folder.mkdir(parents=True, exist_ok=True)
+    artifacts = folder / "artifacts"
+    with contextlib.ExitStack() as stack:
+        if kind == "postgres":
+            from support.postgres import running_postgres
+
+            pg = stack.enter_context(running_postgres())
+            backend = pg.uri()
+            fresh = True
+        else:
+            db = folder / "mlflow.db"
+            backend = f"sqlite:///{db}"
+            fresh = not db.exists()
+        mode = "direct" if kind == "sqlite" else "proxied"
+        root = artifacts.as_uri() if kind == "sqlite" else str(artifacts)
+        server = stack.enter_context(running_server(backend, root, {}, mode=mode, workers=2))
+        written = None
+        if fresh:
+            start = time.perf_counter()
+            write_runs_sql(
+                server.url, backend, artifacts, EXPERIMENT, iter_cluster_runs(seeds=seeds)
+            )
+            written = time.perf_counter() - start
+        yield (backend if kind == "sqlite" else server.url), server.url, written
+
+
+def measure(kind: str, runs: int, repeat: int, folder: Path) -> dict[str, Any]:
+    with stores(kind, folder / f"{kind}-{runs}", runs) as (uri, url, written):
+        samples: dict[str, list[dict[str, Any]]] = {"search": [], "explain": [], "cached": []}
+        mlflow_read = child("explain-mlflow", uri)  # also the warm-up
+        for _ in range(repeat):
+            samples["search"].append(child("search", uri))
+            spool = Path(tempfile.mkdtemp(prefix="mfp-bench-spool-")) / "spool"
+            samples["explain"].append(child("explain", uri, spool))
+            samples["cached"].append(child("explain", uri, spool))
+        found = samples["search"][0]["runs"]
+        report = samples["explain"][0]["report"]
+        same = all(s["report"] == report for s in samples["explain"] + samples["cached"]) and (
+            mlflow_read["report"] == report
+        )
+        med = {k: statistics.median(s["seconds"] for s in v) for k, v in samples.items()}
+        peak = {k: max(s["peak_mib"] for s in v) for k, v in samples.items()}
+        return {
+            "store": kind,
+            "runs": found,
+            "write_s": written,
+            "search_s": med["search"],
+            "explain_s": med["explain"],
+            "explain_cached_s": med["cached"],
+            "explain_mlflow_s": mlflow_read["seconds"],
+            "ratio": med["explain"] / med["search"],
+            "peak_mib": peak,
+            "same_report_readers_and_cache": same,
+            "top_factor": report["factors"][0]["fields"][0] if report["factors"] else None,
+            "stall": stall(url) if kind != "sqlite" else None,
+        }
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--runs-seeds", type=int, default=SEEDS, help="seeds per configuration")
-    # 200 configurations x 5 seeds: the 1,000 runs
+    p.add_argument("--runs", default="1000", help="sizes, comma-separated: 1000,10000,100000")
+    p.add_argument("--stores", default="postgres,server,sqlite")
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--limit", type=float, default=1.3, help="explain / search ratio to pass")
     p.add_argument("--json", metavar="FILE")
-    p.add_argument(
-        "--store",
-        metavar="DIR",
-        help="build the stores in DIR and keep them; an existing DIR is read again, not rebuilt",
-    )
+    p.add_argument("--store", metavar="DIR", help="keep the sqlite stores in DIR (and reuse them)")
     args = p.parse_args()
-    import mlflow_fingerprint as mfp
-
-    with (
-        tempfile.TemporaryDirectory(prefix="mfp-bench-explain-") as tmp,
-        contextlib.ExitStack() as stack,
-    ):
+    failed = False
+    results = []
+    with tempfile.TemporaryDirectory(prefix="mfp-bench-explain-") as tmp:
         folder = Path(args.store) if args.store else Path(tmp)
-        stores = build(folder, args.runs_seeds, stack)
-        results: dict[str, Any] = {"runs": stores["runs"]}
-        for kind in ("sqlite", "server"):
-            uri = stores[kind]
-            assert search(uri) == stores["runs"]
-            mfp.explain(EXPERIMENT, tracking_uri=uri)  # warm-up: imports, connections
-        samples: dict[str, dict[str, list[float]]] = {
-            k: {"search": [], "explain": [], "search_process": [], "cli": []}
-            for k in ("sqlite", "server")
-        }
-        parts: dict[str, list[dict[str, float]]] = {"sqlite": [], "server": []}
-        for _ in range(args.repeat):
-            for kind in ("sqlite", "server"):
-                uri = stores[kind]
-                samples[kind]["search"].append(timed(lambda u=uri: search(u))[0])
-                found = explain_parts(uri)
-                parts[kind].append(found)
-                samples[kind]["explain"].append(found["total"])
-                samples[kind]["search_process"].append(search_process(uri))
-                samples[kind]["cli"].append(cli(uri))
-        report = mfp.explain(EXPERIMENT, tracking_uri=stores["sqlite"])
-        results["top_factor"] = list(report.factors[0].fields)
-        results["build_s"] = {
-            "sqlite": stores["build_sqlite_s"],
-            "server": stores["build_server_s"],
-        }
-        failed = False
-        print(f"explain of {stores['runs']} runs; median of {args.repeat}")
+        print(f"median of {args.repeat}; each in a fresh process, imports excluded")
         print(
-            f"{'store':8} {'search':>8} {'explain()':>10} {'ratio':>7} {'ms/run':>7} "
-            f"{'search(p)':>10} {'CLI':>8}   explain() parts"
+            f"{'store':9} {'runs':>7} {'search':>8} {'explain':>8} {'ratio':>6} {'cached':>8} "
+            f"{'(mlflow)':>9} {'peak MiB s/e':>13} {'write':>7}  health ms reader/plain"
         )
-        for kind in ("sqlite", "server"):
-            med = {k: statistics.median(v) for k, v in samples[kind].items()}
-            split = {
-                k: statistics.median(p.get(k, 0.0) for p in parts[kind])
-                for k in ("search", "records", "table", "analysis")
-            }
-            per_run_ms = (med["explain"] - med["search"]) / stores["runs"] * 1000
-            results[kind] = {
-                **{f"{k}_s": v for k, v in med.items()},
-                "ratio": med["explain"] / med["search"],
-                "per_run_beyond_search_ms": per_run_ms,
-                "parts_s": split,
-                "limit_s": LIMITS[kind],
-            }
-            print(
-                f"{kind:8} {med['search']:7.2f}s {med['explain']:9.2f}s "
-                f"{med['explain'] / med['search']:6.1f}x {per_run_ms:6.2f} "
-                f"{med['search_process']:9.2f}s {med['cli']:7.2f}s   "
-                + ", ".join(f"{k} {v:.2f}s" for k, v in split.items())
-            )
-            if max(med["explain"], med["cli"]) > LIMITS[kind]:
-                print(f"  FAIL: over the {LIMITS[kind]:g} s limit")
-                failed = True
-        print(f"top factor: {results['top_factor']} (the model's answer: program.call.lr)")
-        if results["top_factor"][0] not in ("program.call.lr", "params.lr"):
-            failed = True
+        for runs in (int(n) for n in args.runs.split(",")):
+            for kind in args.stores.split(","):
+                r = measure(kind, runs, args.repeat, folder)
+                results.append(r)
+                health = (
+                    f"{r['stall']['reader_ms']:.1f}/{r['stall']['plain_session_ms']:.1f}"
+                    if r["stall"]
+                    else "-"
+                )
+                write = f"{r['write_s']:6.0f}s" if r["write_s"] is not None else "   kept"
+                print(
+                    f"{kind:9} {r['runs']:7,} {r['search_s']:7.2f}s {r['explain_s']:7.2f}s "
+                    f"{r['ratio']:5.2f}x {r['explain_cached_s']:7.2f}s "
+                    f"{r['explain_mlflow_s']:8.2f}s "
+                    f"{r['peak_mib']['search']:6.0f}/{r['peak_mib']['explain']:<6.0f} {write}  "
+                    f"{health}",
+                    flush=True,
+                )
+                if r["ratio"] > args.limit:
+                    print(f"  FAIL: explain over {args.limit:g}x one paging")
+                    failed = True
+                if not r["same_report_readers_and_cache"]:
+                    print("  FAIL: the REST reader, MlflowClient and the cache gave other reports")
+                    failed = True
+                if r["top_factor"] not in ("program.call.lr", "params.lr"):
+                    print(f"  FAIL: top factor {r['top_factor']} (the model's: program.call.lr)")
+                    failed = True
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     return 1 if failed else 0

@@ -16,6 +16,7 @@ tests/test_readme.py fails when the two drift apart.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -60,6 +61,7 @@ def diff_output() -> str:
         text=True,
         check=False,
         cwd=ROOT,
+        env={**os.environ, "COLUMNS": "100"},  # the width the README shows, whatever the shell's
     )
     return f"$ fingerprint diff {' '.join(paths)}\n{out.stdout}"
 
@@ -78,7 +80,6 @@ EXPLAIN_MARK = "explain-sample"
 
 def explain_output() -> str:
     """The sweep trained into a fresh store, and what `fingerprint explain sweep` prints."""
-    import os
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="mfp-sample-") as tmp:

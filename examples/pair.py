@@ -72,24 +72,30 @@ def train(
     )
 
 
-def diff(a: str, b: str, tracking_uri: str | None, fmt: str = "text") -> int:
-    """``fingerprint diff A B`` as a user types it; returns its exit status (0 same, 1 differ)."""
+def diff(
+    a: str, b: str, tracking_uri: str | None, fmt: str = "text", experiment: str | None = None
+) -> int:
+    """``fingerprint diff A B`` as a user types it (by run names where ``experiment`` is
+    given); returns its exit status (0 same, 1 differ)."""
     cmd = [sys.executable, "-m", "mlflow_fingerprint.cli", "diff", a, b, "--format", fmt]
+    named = ["-e", experiment] if experiment else []
     if tracking_uri:
         cmd += ["--tracking-uri", tracking_uri]
-    print(f"\n$ fingerprint diff {a} {b}", flush=True)
-    return subprocess.run(cmd, check=False, env=child_env()).returncode
+    print(f"\n$ fingerprint diff {' '.join([a, b, *named])}", flush=True)
+    return subprocess.run([*cmd, *named], check=False, env=child_env()).returncode
 
 
 def log_report(a: str, b: str, tracking_uri: str | None) -> int:
-    """``fingerprint diff A B --format html --log-to B``: the report stored in run B, where the
-    MLflow UI's artifact viewer shows it; returns the diff's exit status."""
+    """``fingerprint diff A B --format html --log-to B``, quietly: the report stored in run B,
+    where the MLflow UI's artifact viewer shows it; returns the diff's exit status."""
     cmd = [sys.executable, "-m", "mlflow_fingerprint.cli", "diff", a, b, "--format", "html"]
     cmd += ["--log-to", b]
     if tracking_uri:
         cmd += ["--tracking-uri", tracking_uri]
-    print(f"\n$ fingerprint diff {a} {b} --format html --log-to {b} > /dev/null", flush=True)
-    return subprocess.run(cmd, stdout=subprocess.DEVNULL, check=False, env=child_env()).returncode
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False, env=child_env())
+    if done.returncode not in (0, 1):  # the report could not be stored: say why
+        print(done.stderr.strip(), file=sys.stderr, flush=True)
+    return done.returncode
 
 
 def run_pair(

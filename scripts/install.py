@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import ast
 import os
-import shlex
 import subprocess
 import sys
 import urllib.parse
@@ -146,7 +145,9 @@ def with_uv(spec: str, constraints: Sequence[str], requirements: Sequence[str]) 
     uv = Path(python).parent / "uv"
     command = [str(uv), "pip", "install", "--quiet", "--python", python, "--compile-bytecode"]
     command += [*plan.args, *constraints, *requirements]
-    print(shlex.join(command), flush=True)
+    # One short line (a terminal of 100 columns shows it whole): the full command is the
+    # plan's, with pip's index settings in it, hundreds of characters long.
+    print(f"install (uv): {' '.join(requirements)}", flush=True)
     if run(command, plan.env) != 0:
         return "uv's install failed"
     return None

@@ -16,6 +16,7 @@ from typing import Any
 
 from .compare import citations as cite
 from .compare import facts
+from .compare.step_zero import SEED_FIRST_FIX
 from .model import vocabulary
 from .model.fingerprint import Fingerprint, get_path
 from .model.vocabulary import Effect, Severity
@@ -65,7 +66,43 @@ Record = Mapping[str, Any]
 Check = Callable[[Record], "Finding | str"]
 
 
+def drawn_before_seeding(r: Record) -> Finding | None:
+    """torch's generator drawn from its OS-drawn seed before the run was seeded (a model built
+    at module level), or, in a run nobody seeded, before the first step: the initial weights are
+    then not reproducible, whatever seed the run names."""
+    if "torch" in facts.drawn_unseeded(get_path(r, "first_step.before_seeding")):
+        return Finding(
+            "seeds",
+            "high",
+            "randomness",
+            "The initial weights were drawn before the seed was set: torch's generator had "
+            "already been drawn from, from the seed torch takes from the OS at start-up, when "
+            f"the run was seeded with {get_path(r, 'seeds.requested')}, so whatever was drawn "
+            "then (a model built at module level) differs every run.",
+            SEED_FIRST_FIX,
+            str(cite.FIRST_STEP),
+        )
+    if "torch" in facts.drawn_unseeded(get_path(r, "first_step.generators_at_first_step")):
+        return Finding(
+            "seeds",
+            "high",
+            "randomness",
+            "An unseeded generator was drawn from before the first step: torch's initial "
+            "weights came from the seed torch takes from the OS at start-up, another every run.",
+            "Call mfp.seed_everything(0) first thing, or use @mfp.fingerprinted(seed=0) and "
+            "build the model inside train().",
+            str(cite.FIRST_STEP),
+        )
+    return None
+
+
 def seeds(r: Record) -> Finding | str:
+    found = _seeds(r)
+    drawn = drawn_before_seeding(r)
+    return drawn if drawn is not None and isinstance(found, str) else found
+
+
+def _seeds(r: Record) -> Finding | str:
     program = facts.program_seed(r)
     if program is not None:
         return f"seeded by the program with {program}"

@@ -377,6 +377,10 @@ def project(tmp_path_factory: pytest.TempPathFactory, mlflow_db_template: Path) 
     model.write_text(changed)
     p.commit("model", "tanh instead of relu")
     p.record_all()
+    # The demo's pair (augmentation in the main process, then in two workers), named as the
+    # demo names its runs: a rerun of A must not take the name A.
+    for name, run_name in (("w0", "A"), ("w2", "B")):
+        p.client().update_run(p.ids[name], name=run_name)
     make_clones(p)
     return p
 
@@ -602,10 +606,30 @@ def test_bisect_names_the_one_difference_that_moves_the_numbers(
         assert {"program.sources.files.helpers.py", "torch.threads.intra_op"} <= set(
             report["ruled_out"]
         )
+        # what seed 1 produced (the RNG states as training started) is beneath the cause,
+        # never ruled out
+        assert not [f for f in report["ruled_out"] if f.startswith("seeds.")], report
+        assert any(".state_digests." in f for f in report["causes"][0]["sets"]), report
     if pair == "code":
         assert "program.sources.files.helpers.py" in report["ruled_out"]
     if pair != "seed":
         assert report["cannot_set"] == []
+
+
+def test_reruns_are_named_for_what_they_are_and_run_names_still_work(
+    project: Project, jobs: dict[str, Any]
+) -> None:
+    """After a bisect of the demo's pair, each rerun is ``A·rerun N (what it set)``, no run but
+    A is named A, and ``diff A B -e EXPERIMENT`` finds the two runs and reports (exit 1)."""
+    report = jobs["bisect:w2"].json()
+    client = project.client()
+    names = [client.get_run(r["run_id"]).info.run_name for r in report["reruns"]]
+    assert names[0] == "A·rerun 1 (as recorded)", names
+    assert all(re.fullmatch(r"A·rerun \d+ \(.+\)", n) for n in names), names
+    assert any("workers=2" in n for n in names), names
+    done = project.cli("diff", "A", "B", "-e", "bisect")
+    assert done.code == 1, done.err
+    assert re.search(r"^A: A \([0-9a-f]{8}\)    B: B \([0-9a-f]{8}\)$", done.out, re.M), done.out
 
 
 def test_summary_metrics_are_compared_as_such(project: Project, jobs: dict[str, Any]) -> None:

@@ -168,7 +168,9 @@ def test_log_to_stores_the_report_as_an_artifact(capsys, store, runs):
     path = f"{layout.REPORT_DIR}/{runs['a'][:12]}_vs_{runs['seed1'][:12]}.md"
     listed = MlflowClient(store).list_artifacts(runs["seed1"], layout.REPORT_DIR)
     assert [a.path for a in listed] == [path]
-    assert f"report stored in run {runs['seed1']} as {path}" in err
+    # one message, wrapped to fit 100 columns
+    assert f"report stored in run {runs['seed1']} as {path}" in " ".join(err.split())
+    assert max(map(len, err.splitlines())) <= 100, err
 
 
 def closed_port():

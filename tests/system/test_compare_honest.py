@@ -238,7 +238,7 @@ def test_one_option_change_is_one_row_in_json_text_and_html(runs) -> None:
     assert RANKED.findall(text) == ["program.options.lr"]  # the one numbered row
     assert "↳ params.lr" in text
     html = render(report, "html")
-    assert "↳ params.lr" in html
+    assert "↳ params.lr" in html.replace("<wbr>", "")  # a name breaks only at its dots
     assert html.count("<tr>") - html.count("<tr><th>") >= 3
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from mlflow_fingerprint import diff, layout
+from mlflow_fingerprint.present import render
 from support.gitrepo import git
 from support.paths import JOBS, ROOT
 from support.records import new_store
@@ -108,9 +109,18 @@ def test_a_command_line_option_explains_the_pair(runs) -> None:
 def test_an_untracked_copy_of_the_script_is_the_entry_point(runs) -> None:
     report = report_of(runs, "a", "copy")
     assert report.verdict == "explained"
-    first = report.differences[0]
+    # one user change, one numbered difference: what the copy did is beneath it
+    (first,) = report.effective_differences
     assert first.field == "program.entry.path"
     assert first.explanation.startswith("entry point: train.py vs my_experiment.py (untracked)")
+    assert {
+        "program.entry.sha256",
+        "program.sources.files.train.py",
+        "program.sources.files.my_experiment.py",
+        "program.call.momentum",
+        "params.momentum",
+    } <= {c.field for c in first.consequences}
+    assert "\n2  " not in render(report, "text")
     fields = every_difference(report)
     assert fields["params.momentum"].explanation == "param momentum: 0.0 vs 0.9"
     assert fields["git.untracked_count"].effect == "none"

@@ -1,12 +1,17 @@
 """``explain`` against a real ``mlflow server`` that proxies artifacts: the records come over
-HTTP, one request per run, beside one search for all the runs (the 1,000-run timing is in
-benchmarks/bench_explain.py)."""
+HTTP, one request per distinct record (runs with equal section hashes share one), beside one
+search for all the runs (the timings at 1,000 runs and more are in benchmarks/bench_explain.py)."""
 
 from __future__ import annotations
+
+import dataclasses
+import json
 
 import pytest
 
 import mlflow_fingerprint as mfp
+from mlflow_fingerprint.tracking import experiment as reads
+from mlflow_fingerprint.tracking import rest
 from support.explain_runs import cluster_runs, write_runs
 
 pytestmark = pytest.mark.usefixtures("restore_environ")
@@ -14,7 +19,12 @@ pytestmark = pytest.mark.usefixtures("restore_environ")
 
 def test_explain_reads_a_server_in_batches(mlflow_server: str, monkeypatch) -> None:
     runs = cluster_runs(machines=("a100", "h100"), lrs=(1e-3, 1e-1), batches=(64,), decays=(0.0,))
-    write_runs(mlflow_server, "explain-server", runs)
+    # Four reruns of recorded configurations with their seeds: the same record, other results.
+    again = [
+        dataclasses.replace(r, name=f"{r.name}-again", val_loss=r.val_loss + 0.002)
+        for r in runs[:4]
+    ]
+    write_runs(mlflow_server, "explain-server", [*runs, *again])
     from mlflow import MlflowClient
     from mlflow.store.artifact.http_artifact_repo import HttpArtifactRepository
 
@@ -33,11 +43,29 @@ def test_explain_reads_a_server_in_batches(mlflow_server: str, monkeypatch) -> N
         spy(MlflowClient, name)
     spy(HttpArtifactRepository, "_download_file")
     spy(HttpArtifactRepository, "list_artifacts")
+    spy(rest.Reader, "artifact_file")
     report = mfp.explain("explain-server", tracking_uri=mlflow_server)
-    assert calls == {"search_runs": 1, "_download_file": len(runs)}
-    assert report.runs == len(runs) == 20
+    # one record per distinct record, through the REST reader even where MLflow is imported
+    assert calls == {"search_runs": 1, "artifact_file": len(runs)}
+    assert report.runs == len(runs) + len(again) == 24
     assert not report.missing.runs
     assert report.factors[0].fields[0] in ("params.lr", "program.call.lr")
     (machine,) = [f for f in report.factors if "torch.version" in f.fields]
     assert machine.confounded
     assert "gpu.devices.0.name" in machine.fields
+
+    # Again: every record from the cache beside the spool, none read; the same report.
+    calls.clear()
+    cached = mfp.explain("explain-server", tracking_uri=mlflow_server)
+    assert calls == {"search_runs": 1}
+    assert json.dumps(cached.to_dict()) == json.dumps(report.to_dict())
+
+    # The same report, field for field, as where each run's own artifact is read.
+    def each_own(used, uri, reader=None, progress=None, cache=None):
+        return reads.read_artifacts(used, uri, reader=reader, progress=progress)
+
+    monkeypatch.setattr(reads, "read_records", each_own)
+    calls.clear()
+    cold = mfp.explain("explain-server", tracking_uri=mlflow_server)
+    assert calls["artifact_file"] == len(runs) + len(again)
+    assert json.dumps(cold.to_dict()) == json.dumps(report.to_dict())

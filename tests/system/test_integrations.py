@@ -91,6 +91,7 @@ def test_lightning_fit_records_seed_batch_size_and_workers(
     from lightning.pytorch.loggers import MLFlowLogger
     from torch.utils.data import DataLoader, TensorDataset
 
+    from mlflow_fingerprint.capture.first_step import batch_record, weights_record
     from mlflow_fingerprint.integrations import FingerprintCallback
 
     pl.seed_everything(7)
@@ -109,6 +110,7 @@ def test_lightning_fit_records_seed_batch_size_and_workers(
         enable_model_summary=False,
     )
     module = tiny_module()
+    initial = [p.detach().clone() for p in module.parameters()]
     trainer.fit(module, loader)
     trainer.validate(module, loader)  # tears the callback down again: no second closing line
 
@@ -126,6 +128,14 @@ def test_lightning_fit_records_seed_batch_size_and_workers(
     assert record["data"]["loaders"][0]["batch_size"] == 8
     assert record["determinism"]["deterministic_algorithms"] is True
     assert record["hashes"]["fingerprint"] == tags[layout.TAG_HASH]
+    # what the first batch started from: the module's initial weights and the loader's first batch
+    first = record["first_step"]
+    assert first["recorded_by"] == "lightning"
+    assert first["weights"]["digest"] == weights_record([initial], torch)["digest"]
+    assert (
+        first["weights"]["digest"] != weights_record([list(module.parameters())], torch)["digest"]
+    )
+    assert first["batch"]["digest"] == batch_record(next(iter(loader)), torch)["digest"]
     # the closing line a decorated run prints: the fit's run, and a command that works now
     (line,) = [x for x in capfd.readouterr().err.splitlines() if x.startswith("mlflow-fingerp")]
     assert f"run {logger.run_id} " in line
@@ -146,6 +156,7 @@ def test_transformers_trainer_records_its_arguments(
     from mlflow_fingerprint.integrations import FingerprintTrainerCallback
 
     model = tiny_bert()
+    initial = {id(p): p.detach().clone() for p in model.parameters()}
 
     args = TrainingArguments(
         output_dir=str(tmp_path / "out"),
@@ -161,7 +172,8 @@ def test_transformers_trainer_records_its_arguments(
         disable_tqdm=True,
     )
     callback = FingerprintTrainerCallback()
-    Trainer(model=model, args=args, train_dataset=Rows(), callbacks=[callback]).train()
+    trainer = Trainer(model=model, args=args, train_dataset=Rows(), callbacks=[callback])
+    trainer.train()
 
     assert callback.run_id is not None
     # the closing line a decorated run prints, for the trainer's run
@@ -178,6 +190,17 @@ def test_transformers_trainer_records_its_arguments(
     assert record["data"]["declared"]["batch_size"] == 4
     assert record["data"]["declared"]["num_workers"] == 0
     assert record["data"]["declared"]["full_determinism"] is False
+    # what the first step started from: the model's initial weights, taken at the optimizer's
+    # first step; the Trainer hands callbacks no batch
+    import torch
+
+    from mlflow_fingerprint.capture.first_step import weights_record
+
+    first = record["first_step"]
+    assert first["recorded_by"] == "torch.optim"
+    groups = [[initial[id(p)] for p in g["params"]] for g in trainer.optimizer.param_groups]
+    assert first["weights"]["digest"] == weights_record(groups, torch)["digest"]
+    assert "unavailable" in first["batch"]
 
 
 def _watched(run_id: str, tmp_path: Path):

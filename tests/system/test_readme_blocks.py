@@ -1,5 +1,5 @@
-"""Every ``bash`` block of the README runs as written, in a fresh shell, in a checkout after the
-two set-up commands.
+"""Every ``bash`` block of the README and of the pages in ``docs/`` runs as written, in a fresh
+shell, in a checkout after the two set-up commands.
 
 The checkout is a copy of the repository's files (tracked, and untracked ones git does not
 ignore) with the venv the tests run in as its ``.venv`` and a migrated ``mlflow.db`` (what
@@ -39,10 +39,11 @@ class Block:
     text: str
     marker: str | None
     reason: str | None
+    page: str = "README.md"
 
 
-def bash_blocks(readme: str) -> list[Block]:
-    """The README's ``bash`` blocks, each with the ``readme-test`` marker on the line above it."""
+def bash_blocks(readme: str, page: str = "README.md") -> list[Block]:
+    """A page's ``bash`` blocks, each with the ``readme-test`` marker on the line above it."""
     lines = readme.splitlines()
     blocks: list[Block] = []
     i = 0
@@ -61,6 +62,7 @@ def bash_blocks(readme: str) -> list[Block]:
                     text="\n".join(lines[i + 1 : end]),
                     marker=marked.group(1) if marked else None,
                     reason=marked.group(2) if marked else None,
+                    page=page,
                 )
             )
         i = end + 1
@@ -68,18 +70,33 @@ def bash_blocks(readme: str) -> list[Block]:
 
 
 README_BLOCKS = bash_blocks((ROOT / "README.md").read_text())
-TO_RUN = [b for b in README_BLOCKS if b.marker is None]
+# The pages the README links to for the rest: their commands run here too.
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+DOCS_BLOCKS = [
+    b for page in DOCS for b in bash_blocks(page.read_text(), str(page.relative_to(ROOT)))
+]
+TO_RUN = [b for b in [*README_BLOCKS, *DOCS_BLOCKS] if b.marker is None]
 
 
 def test_markers_are_only_the_known_ones_and_say_why() -> None:
     """A misspelt marker would make a block run (or not) silently: every comment that starts like
     one must parse, and every block the test leaves out names its reason."""
-    readme = (ROOT / "README.md").read_text()
-    for line in readme.splitlines():
-        if line.startswith("<!-- readme-test"):
-            assert MARKER.match(line), line
+    for page in [ROOT / "README.md", *DOCS]:
+        for line in page.read_text().splitlines():
+            if line.startswith("<!-- readme-test"):
+                assert MARKER.match(line), (page, line)
     assert TO_RUN, "the README has no bash block to run"
     assert [b.marker for b in README_BLOCKS if b.marker == "setup"] == ["setup"]
+    assert [b for b in DOCS_BLOCKS if b.marker == "setup"] == []
+
+
+def test_the_readme_is_short_and_links_a_page_for_the_rest() -> None:
+    """A newcomer reads the quick start, the three verbs and where to read more (issue 46)."""
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 300
+    for page in ("setup", "team-server", "distributed", "gpu", "tensorflow", "limits", "speed"):
+        assert f"](docs/{page}.md)" in readme, page
+    assert "](docs/development.md)" in readme
 
 
 def test_readme_says_how_to_get_fingerprint_on_path() -> None:
@@ -121,7 +138,9 @@ def fresh_shell_env(home: Path) -> dict[str, str]:
     return env
 
 
-@pytest.mark.parametrize("block", TO_RUN, ids=[f"line{b.line}" for b in TO_RUN])
+@pytest.mark.parametrize(
+    "block", TO_RUN, ids=[f"{b.page.removeprefix('docs/')}:line{b.line}" for b in TO_RUN]
+)
 def test_readme_block_runs_as_written(
     block: Block, tmp_path: Path, mlflow_db_template: Path
 ) -> None:
@@ -137,6 +156,6 @@ def test_readme_block_runs_as_written(
         timeout=BLOCK_TIMEOUT_S,
     )
     assert done.returncode == 0, (
-        f"README.md line {block.line}:\n{block.text}\nexit {done.returncode}\n"
+        f"{block.page} line {block.line}:\n{block.text}\nexit {done.returncode}\n"
         f"stdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}"
     )

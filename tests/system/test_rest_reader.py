@@ -65,7 +65,9 @@ def in_process(capsys: pytest.CaptureFixture[str], argv: list[str]) -> list[Any]
 
 @pytest.fixture(scope="module")
 def runs(mlflow_server_process: MlflowServer) -> list[str]:
-    """Three fingerprinted runs (no training) on the session's server: ``explain`` needs three."""
+    """Three fingerprinted runs (no training) on the session's server: ``explain`` needs three.
+    Each logs a curve (``loss``) and a summary metric (``val_loss``, once, at step 0): the one
+    ``explain`` picks when no metric is named, through either reader."""
     if not mlflow_server_process.running:
         mlflow_server_process.start()
     ids = []
@@ -74,6 +76,7 @@ def runs(mlflow_server_process: MlflowServer) -> list[str]:
             with mfp.fingerprinted(experiment=EXPERIMENT, flush_timeout_s=30) as run:
                 for step in range(12):
                     mfp.log_metrics({"loss": 1.0 / (step + 1 + i % 2)}, step=step)
+                mfp.log_metrics({"val_loss": 0.5 + 0.1 * i}, step=0)
             ids.append(str(run.run_id))
     return ids
 
@@ -92,6 +95,7 @@ def test_every_read_command_answers_as_mlflow_client_does_without_importing_mlfl
             ["find", a],
             ["audit", a],
             ["explain", EXPERIMENT, "--metric", "loss"],
+            ["explain", EXPERIMENT],  # the metric it picks: the summary one, by its step
         )
         for fmt in ([], ["--format", "json"])
     ]
@@ -99,6 +103,8 @@ def test_every_read_command_answers_as_mlflow_client_does_without_importing_mlfl
     assert through_rest["heavy"] == []
     for argv, answer in zip(commands, through_rest["answers"], strict=True):
         assert answer == in_process(capsys, argv), argv
+    explained = json.loads(through_rest["answers"][-1][1])
+    assert explained["metric"] == "val_loss"
     diffed = json.loads(through_rest["answers"][1][1])
     assert diffed["metrics"][0]["name"] == "loss"  # the histories were read, paged
     assert diffed["metrics"][0]["first_divergence_step"] == 0
@@ -181,6 +187,10 @@ def test_reader_returns_what_mlflow_client_returns(mlflow_server: str, runs: lis
     assert ours.data.tags == theirs.data.tags
     assert ours.data.params == theirs.data.params
     assert ours.data.metrics == theirs.data.metrics
+    steps = {m.key: (m.step, m.timestamp) for m in theirs.data._metric_objs}
+    assert {m.key: (m.step, m.timestamp) for m in ours.data._metric_objs} == steps
+    assert steps["loss"][0] == 11
+    assert steps["val_loss"][0] == 0
     experiment = reader.get_experiment_by_name(EXPERIMENT)
     assert experiment is not None
     assert reader.get_experiment_by_name("no-such-experiment") is None

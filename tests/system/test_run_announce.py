@@ -29,9 +29,16 @@ def train(digits, uri: str, name: str, seed: str, capsys) -> tuple[str, str]:
 
 
 def closing_command(err: str, run_id: str) -> list[str]:
-    (line,) = [ln for ln in err.splitlines() if ln.startswith("mlflow-fingerprint: run")]
-    assert f"run {run_id} (experiment announce)" in line
-    return re.search(r": fingerprint (.*)$", line).group(1).split()
+    lines = err.splitlines()
+    (at,) = [i for i, ln in enumerate(lines) if ln.startswith("mlflow-fingerprint: run")]
+    assert f"run {run_id} (experiment announce)" in lines[at]
+    # the closing lines fit a terminal, the command on lines of its own (continued by a
+    # backslash, as a shell reads them back)
+    start = next(i for i in range(at, len(lines)) if lines[i].startswith("  fingerprint "))
+    end = next(i for i in range(start, len(lines)) if not lines[i].endswith(" \\"))
+    assert max(len(line) for line in lines[at : end + 1]) <= 100, lines
+    command = " ".join(line.removesuffix(" \\").strip() for line in lines[start : end + 1])
+    return re.fullmatch(r"fingerprint (.*)", command).group(1).split()
 
 
 def describers_of(run_id: str) -> list[psutil.Process]:

@@ -27,7 +27,7 @@ from support.diff_text import assert_setting_ranked_first, verdict
 from support.fixtures import in_ci
 from support.lanes import Job, Lanes
 from support.paths import JOBS, ROOT
-from support.records import new_store
+from support.records import edit, log_run, new_store
 from support.tracking import _ISOLATE
 
 # The first test to ask for a result waits while the module's processes run, side by side.
@@ -152,8 +152,9 @@ def test_callback_records_the_fit_in_a_run_of_its_own(
     assert run.info.status == "FINISHED"
     # the closing line a decorated run prints, with a command that works now (a first run: show)
     closing = f"mlflow-fingerprint: run {result['run_id']} "
-    (line,) = [x for x in processes.result("callback").stderr.splitlines() if x.startswith(closing)]
-    assert f"fingerprint show {result['run_id']}" in line
+    err = processes.result("callback").stderr.splitlines()
+    (at,) = [i for i, x in enumerate(err) if x.startswith(closing)]
+    assert f"  fingerprint show {result['run_id']}" in err[at : at + 3]
     assert not result["active_after"]  # the run it opened, it ended
     assert result["torch_loaded"] is False  # the callback's captures never imported torch
     tags, params = run.data.tags, run.data.params
@@ -170,6 +171,20 @@ def test_callback_records_the_fit_in_a_run_of_its_own(
     assert record["keras"]["global_seed"] == 3  # Keras keeps it per thread: read on the fit's
     assert record["keras"]["backend"] == "tensorflow"
     assert record["data"]["declared"] == {"batch_size": 100, "epochs": 2}
+    # what the first batch started from: the Dense layers' kernels and biases, whole (small)
+    first = record["first_step"]
+    assert first["recorded_by"] == "keras"
+    weights = first["weights"]
+    assert (weights["tensors"], weights["elements"], weights["tensors_sampled"]) == (
+        4,
+        64 * 32 + 32 + 32 * 10 + 10,
+        0,
+    )
+    assert len(weights["digest"]) == 16
+    assert weights["groups"][0]["digest"] == weights["digest"]
+    assert first["batch"] == {
+        "unavailable": "fit shuffles its arrays: Keras hands callbacks no batch"
+    }
     # every batch once (steps 1..n), every epoch once (steps 0..epochs-1)
     batches = result["batches"] * result["epochs"]
     assert [s for s, _ in _history(uri, result["run_id"], "batch_loss")] == list(
@@ -229,3 +244,47 @@ def test_keras_scenario_names_its_setting_first(script: str, processes: Lanes) -
     field, verdicts = SCENARIOS[script]
     assert_setting_ranked_first(out.stdout, field)
     assert verdict(out.stdout) in verdicts, out.stdout
+
+
+def test_an_op_determinism_pair_of_one_seed_is_judged_against_reruns_at_that_seed(
+    processes: Lanes, places: dict[str, Place], tmp_path: Path, mlflow_db_template: Path
+) -> None:
+    """Seed 1 with op determinism on against off, on a CPU: the curves part at step 1 by 7e-8
+    while two seed-1 runs without it are bitwise equal. That is outside the noise at seed 1,
+    so op determinism explains it; a seed-2 run of the same recipe (seed-to-seed spread) is no
+    yardstick for it. The records are the callback run's real Keras record, set to each seed
+    and switch; its real batch_loss curve is the seed-1 run's."""
+    from mlflow_fingerprint import diff
+    from mlflow_fingerprint.present import render
+
+    uri, run_id = places["callback"].uri, job(processes, "callback")["run_id"]
+    real = _fingerprint(uri, run_id, tmp_path)
+    curve = [v for _, v in _history(uri, run_id, "batch_loss")]
+    store = new_store(tmp_path, mlflow_db_template)
+
+    def run(name: str, seed: int, on: bool, values: list[float]) -> str:
+        record = edit(
+            real,
+            **{"tensorflow.global_seed": seed, "keras.global_seed": seed},
+            **{"tensorflow.op_determinism": on},
+        )
+        tag = f"{seed} (TensorFlow global seed)"  # the seed tag a Keras run carries
+        return log_run(store, "keras-op", name, record, {"batch_loss": values}, seed=tag)
+
+    off = run("off", 1, False, curve)
+    run("off again", 1, False, curve)  # a CPU rerun at seed 1: bit for bit
+    run("off seed 2", 2, False, [v + 0.05 for v in curve])
+    on = run("on", 1, True, [curve[0] + 7e-8, *curve[1:]])
+    report = diff(on, off, tracking_uri=store)
+    assert report.verdict == "explained", render(report, "text")
+    assert report.effective_differences[0].field == "tensorflow.op_determinism"
+    (loss,) = report.metrics
+    spread = loss.spread
+    assert spread is not None
+    assert (spread.kind, spread.seed, spread.runs) == ("same_seed", 1, 2)
+    assert (spread.band, spread.parts_at, spread.outside) == (0.0, None, True)
+    said = "outside run-to-run noise at seed 1 (band 0 from 2 replicate runs seeded with 1"
+    for form in ("text", "markdown", "html"):
+        assert said in " ".join(render(report, form).split()), form
+    (metric,) = report.to_dict()["metrics"]
+    assert (metric["replicates"]["kind"], metric["replicates"]["seed"]) == ("same_seed", 1)

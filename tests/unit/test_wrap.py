@@ -54,3 +54,21 @@ def test_many_changes_show_the_five_most_likely_within_100_columns():
     assert f"{more} more that can change results" in text
     everything = render(report, "text", include_none=True)
     assert all(d.field in everything for d in report.effective_differences)
+
+
+def test_fit_wraps_every_line_at_words_and_keeps_numbers_whole(monkeypatch):
+    from mlflow_fingerprint.present.wrap import columns, fit
+
+    line = "   source: " + " ".join(["0.0030446053", "https://docs.example.org/a/b.html"] * 6)
+    fitted = fit(line, 40).splitlines()
+    assert max(map(len, fitted)) <= 40
+    assert fitted[1].startswith("     ")  # under the line it continues, two further in
+    assert " ".join(" ".join(fitted).split()) == " ".join(line.split())
+    number = "0.003044605300000000000001"  # longer than the line: still one word
+    assert wrap(f"x x x {number}", 20) == ["x x x", number]
+    monkeypatch.setenv("COLUMNS", "72")
+    assert columns() == 72
+    monkeypatch.setenv("COLUMNS", "5")
+    assert columns() == 40  # narrower than a report can read: 40
+    monkeypatch.setenv("COLUMNS", "wide")
+    assert columns() == 100  # not a number: the default (the tests' output is no terminal)

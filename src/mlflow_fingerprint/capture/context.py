@@ -62,6 +62,10 @@ class RunInfo:
     # What frameworks keep per thread, read on the training thread (``thread_values``); None:
     # read on the thread that captures.
     thread_values: Mapping[str, Any] | None = None
+    # What the first step started from (``first_step.FirstStepRecorder``); None: no step yet.
+    first_step_record: Mapping[str, Any] | None = None
+    # The generators as the wrapper found them when it seeded; None: it did not seed.
+    before_seeding: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

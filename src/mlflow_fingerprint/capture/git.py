@@ -24,6 +24,7 @@ from . import git_files, process
 from .context import ProbeContext
 from .git_files import Repo
 from .reading import first_line
+from .store_files import is_store_path, store_paths
 
 GIT_TIMEOUT_S = 5.0
 READ_CHUNK = 1 << 20
@@ -214,11 +215,25 @@ def untracked_files(entries: list[StatusEntry]) -> list[str]:
     return sorted(paths)[:MAX_UNTRACKED_LISTED]
 
 
-def _worktree_state(repo: Repo, has_commit: bool) -> dict[str, Any]:
+def project_entries(repo: Repo, entries: list[StatusEntry], cwd: Path) -> list[StatusEntry]:
+    """``entries`` without the untracked files of the tracking store (``store_files``): a
+    default ``mlflow.db`` and ``mlruns/`` beside the code change with every run, and are not
+    the project's."""
+    store = store_paths(cwd)
+    root = repo.working_tree_dir
+    return [
+        (code, path)
+        for code, path in entries
+        if code != "??" or not is_store_path(root / path.rstrip("/"), store)
+    ]
+
+
+def _worktree_state(repo: Repo, has_commit: bool, cwd: Path) -> dict[str, Any]:
     """``git status`` first; the diff is read only where tracked files changed (a clean tree has
     none to hash, so it costs one short process) and their size is under DIGEST_MAX_BYTES."""
     try:
         entries = status_entries(_finish_git(_start_git(repo, STATUS_ARGS)))
+        entries = project_entries(repo, entries, cwd)
     except Exception as exc:
         return {"dirty": unavailable(f"git status failed: {first_line(exc)}")}
     changed, untracked = status_counts(entries)
@@ -260,7 +275,7 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
     except Exception as exc:
         section["commit"] = unavailable(f"HEAD could not be read: {first_line(exc)}")
         section["branch"] = unavailable(f"HEAD could not be read: {first_line(exc)}")
-    section.update(_worktree_state(repo, isinstance(section.get("commit"), str)))
+    section.update(_worktree_state(repo, isinstance(section.get("commit"), str), ctx.cwd))
     try:
         section["remote_url"] = _remote_url(repo)
     except Exception as exc:

@@ -21,6 +21,7 @@ from ..redact import MASK, redact_text, secret_env_values, secret_name
 from ..stored_files import read_regular
 from .context import ProbeContext
 from .reading import first_line
+from .store_files import store_paths
 
 EntryKind = Literal["script", "module", "interactive"]
 
@@ -225,6 +226,8 @@ def sources(root: Path | None, cwd: Path, entry: Path | None) -> dict[str, Any]:
     paths = project_files(roots)
     if entry is not None and entry not in paths and _is_under(entry, roots):
         paths.append(entry)
+    store = _prefixes(store_paths(cwd))  # code kept in the artifact root or the spool
+    paths = [p for p in paths if not str(p).startswith(store)]
     truncated = len(paths) > MAX_SOURCES
     files = {_relative(p, root or cwd.resolve()): file_sha256(p) for p in paths[:MAX_SOURCES]}
     section: dict[str, Any] = {

@@ -9,6 +9,7 @@ import argparse
 import json
 
 from ..audit import Audit, audit
+from ..present.wrap import columns, fit, wrap
 from .output import emit
 
 
@@ -17,12 +18,11 @@ def text(result: Audit, subject: str) -> str:
         lines = [f"No threats to reproducibility found in {subject}."]
     else:
         lines = [f"{len(result.findings)} threat(s) to reproducibility in {subject}, worst first:"]
+        width = columns()  # a finding, its fix and its sources wrap under their first word
         for i, f in enumerate(result.findings, start=1):
-            lines += [
-                f"{i}. [{f.severity}] {f.finding}",
-                f"   fix: {f.fix}",
-                f"   source: {f.source}",
-            ]
+            lines += wrap(f"[{f.severity}] {f.finding}", width, "   ", f"{i}. ".ljust(3))
+            lines += wrap(f.fix, width, "        ", "   fix: ")
+            lines += wrap(f.source, width, "           ", "   source: ")
     lines += ["", "passed:", *(f"  - {p}" for p in result.passed)]
     if result.not_checked:
         lines += [
@@ -30,7 +30,7 @@ def text(result: Audit, subject: str) -> str:
             f"not checked ({', '.join(result.not_checked)}): a training program sets them; "
             "fingerprint audit RUN checks a recorded run",
         ]
-    return "\n".join(lines)
+    return fit("\n".join(lines))
 
 
 def run(args: argparse.Namespace) -> int:

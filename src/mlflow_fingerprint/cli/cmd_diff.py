@@ -9,8 +9,9 @@ import sys
 
 from ..compare import diff
 from ..present import EXTENSIONS, render
+from ..present.wrap import fit
 from ..tracking.store import cli_defaults
-from .output import emit
+from .output import coloured, emit
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         rtol=args.rtol,
         metrics=args.metric,
     )
-    rich = args.format == "text" and args.output in (None, "-") and sys.stdout.isatty()
+    rich = args.format == "text" and coloured(args.output)
     emit(render(report, args.format, args.all, rich=rich), args.output, styled=rich)
     if log_target is not None:
         from .log_to import log_report
@@ -48,5 +49,5 @@ def run(args: argparse.Namespace) -> int:
             EXTENSIONS[args.format],
         )
         # on stderr: stdout is the report itself, often redirected to a file
-        print(f"fingerprint: report stored in run {run_id} as {path}", file=sys.stderr)
+        print(fit(f"fingerprint: report stored in run {run_id} as {path}"), file=sys.stderr)
     return report.exit_code

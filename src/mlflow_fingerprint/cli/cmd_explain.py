@@ -10,8 +10,10 @@ from .. import layout
 from ..compare.explain import explain
 from ..present import EXTENSIONS
 from ..present.explain import render
+from ..present.wrap import fit
+from ..tracking.progress import Progress
 from ..tracking.store import cli_defaults
-from .output import emit
+from .output import coloured, emit
 
 
 def run(args: argparse.Namespace) -> int:
@@ -21,21 +23,26 @@ def run(args: argparse.Namespace) -> int:
         from .log_to import target_run_id
 
         log_target = target_run_id(args.log_to, args.tracking_uri, args.experiment)
-    report = explain(
-        args.experiment,
-        metric=args.metric,
-        at=args.at,
-        filter_string=args.filter,
-        tracking_uri=args.tracking_uri,
-        include_unfinished=args.include_unfinished,
-    )
-    to_terminal = args.output in (None, "-") and sys.stdout.isatty()
-    emit(render(report, args.format, rich=args.format == "text" and to_terminal), args.output)
+    progress = Progress(not args.quiet)
+    try:
+        report = explain(
+            args.experiment,
+            metric=args.metric,
+            at=args.at,
+            filter_string=args.filter,
+            tracking_uri=args.tracking_uri,
+            include_unfinished=args.include_unfinished,
+            progress=progress,
+        )
+    finally:
+        progress.close()  # before an error's line, which must stand alone
+    rich = args.format == "text" and coloured(args.output)
+    emit(render(report, args.format, rich=rich), args.output)
     if log_target is not None:
         from .log_to import log_text
 
         mlflow_client, run_id = log_target
         path = layout.explain_artifact(report.experiment_id, report.metric, EXTENSIONS[args.format])
         log_text(mlflow_client, run_id, render(report, args.format), path)
-        print(f"fingerprint: report stored in run {run_id} as {path}", file=sys.stderr)
+        print(fit(f"fingerprint: report stored in run {run_id} as {path}"), file=sys.stderr)
     return 0

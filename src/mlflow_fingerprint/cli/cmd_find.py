@@ -6,8 +6,11 @@ import argparse
 import json
 
 from ..compare.find import FindResult, find
+from ..present.wrap import fit, shorten
 from ..tracking.store import cli_defaults
 from .output import emit
+
+NAME_CHARS = 28  # a rerun's name runs long: the table keeps the columns after it on the line
 
 
 def text(result: FindResult) -> str:
@@ -18,15 +21,26 @@ def text(result: FindResult) -> str:
     if not result.matches:
         return head
     rows = [("run id", "name", "experiment", "started", "seed")] + [
-        (m.run_id, m.run_name or "—", m.experiment_id, m.started or "—", m.seed or "—")
+        (
+            m.run_id,
+            shorten(m.run_name or "—", NAME_CHARS),
+            m.experiment_id,
+            m.started or "—",
+            m.seed or "—",
+        )
         for m in result.matches
     ]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join(
-        [
-            head,
-            *("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows),
-        ]
+    return fit(
+        "\n".join(
+            [
+                head,
+                *(
+                    "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+                    for r in rows
+                ),
+            ]
+        )
     )
 
 

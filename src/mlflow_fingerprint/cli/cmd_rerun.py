@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import UsageError
+from ..present.wrap import fit
 from ..tracking.store import cli_defaults
 from .output import emit
 
@@ -25,7 +26,7 @@ def parse_sets(pairs: Sequence[str]) -> dict[str, Any]:
 
 
 def progress(message: str) -> None:
-    print(f"fingerprint: {message}", file=sys.stderr, flush=True)
+    print(fit(f"fingerprint: {message}"), file=sys.stderr, flush=True)
 
 
 def common(args: argparse.Namespace) -> dict[str, Any]:

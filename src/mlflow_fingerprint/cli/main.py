@@ -188,6 +188,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="also explain FAILED, KILLED and RUNNING runs (left out and listed by default)",
     )
     p.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress line on stderr while the runs are read (shown on a terminal after 2 s)",
+    )
+    p.add_argument(
         "--tracking-uri",
         metavar="URI",
         help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else MLflow's default)",

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 from ..errors import UsageError
 from ..present.escape import terminal
+
+
+def coloured(output: str | None) -> bool:
+    """Whether a text report may be drawn in colour: written to a terminal, and ``$NO_COLOR``
+    (https://no-color.org) not set to anything."""
+    return output in (None, "-") and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
 def emit(text: str, output: str | None, *, styled: bool = False) -> None:

@@ -11,7 +11,10 @@ its consequences:
 - by elimination: where the code is the same (commit, uncommitted changes, entry point, imported
   sources) and exactly one option that differs set no field named like it (the others are
   accounted for by name), every other field a program sets (params, call arguments, loader
-  settings, numerics and determinism flags, seeds) that differs was set by that option.
+  settings, numerics and determinism flags, seeds) that differs was set by that option;
+- a copied script: an edited copy run in place of the script (``python my_copy.py``) is one
+  change headed by the entry point, with the entry's digest, both scripts' source entries and
+  the option defaults the edit changed beneath it.
 
 Without options, a call argument gathers the params named like it. A group takes the effect of
 what its consequences do (a worker count that changes nothing makes its option change nothing);
@@ -53,6 +56,14 @@ SET_BY_PROGRAM: tuple[tuple[re.Pattern[str], str | None], ...] = (
 )
 # The code that ran: where it differs, a field may have been set by the code, not an option.
 CODE = re.compile(r"^(git\.(commit|dirty|diff_digest)|program\.(entry|sources\.files)\.?)")
+# An edited copy of the script (``compare._fold_copied_script``): its entry point, the fields
+# the entry and its source entries fill, and the code that is not the entry.
+ENTRY = "program.entry.path"
+ENTRY_PART = "program.entry."
+ARGV = "program.argv"
+SOURCE_FILES = "program.sources.files."
+SOURCES_SUMMARY = ("program.sources.digest", "program.sources.count")
+OTHER_CODE = re.compile(r"^git\.(commit|dirty|diff_digest)")
 OPTIONS_KNOWN = ("decorator", "click", "argparse", "hydra")
 UNKNOWN_DEFAULT = unavailable(
     "unknown: not on this run's command line, and its default was not recorded"
@@ -185,6 +196,7 @@ def group(differences: Sequence[Difference]) -> tuple[Difference, ...]:
             groups[head.field] = (found, True)
     _by_elimination(pool, groups, taken)
     _join_worker_setups(pool, groups, taken)
+    _fold_copied_script(pool, groups, taken)
     out: list[Difference] = []
     for d in pool:
         if d.field in taken:
@@ -281,6 +293,57 @@ def _join_worker_setups(
             found += [option, *groups.pop(option.field)[0]]
             taken.add(option.field)
         groups[head.field] = (found, by_name)
+
+
+def _command_line_names(pool: Sequence[Difference]) -> set[str]:
+    """The option names either run's command line spells (``--lr 0.1``, ``--lr=0.1``); none
+    where the command lines are equal (``program.argv`` is then no difference)."""
+    names: set[str] = set()
+    for d in pool:
+        if d.field == ARGV:
+            for argv in (d.a, d.b):
+                if isinstance(argv, list):
+                    names |= {_norm(str(t).split("=")[0]) for t in argv if str(t).startswith("-")}
+    return names
+
+
+def _fold_copied_script(
+    pool: Sequence[Difference],
+    groups: dict[str, tuple[list[Difference], bool]],
+    taken: set[str],
+) -> None:
+    """A copy of the script, edited and run (``python my_copy.py``), is one change: where the
+    entry points differ and the rest of the code (commit, uncommitted changes) does not, the
+    entry's digest, the two scripts' source entries and every option default the edit changed
+    (an option that differs but neither command line names) are what that change did. Where no
+    option the command lines set differs, the other fields a program sets that differ (call
+    arguments, params, seeds, flags) were set by the edited code too."""
+    entry = next((d for d in pool if d.field == ENTRY and d.field not in taken), None)
+    if entry is None or entry.effect == "none" or _unknown(entry):
+        return
+    if any(OTHER_CODE.match(d.field) and d.effect != "none" for d in pool):
+        return
+    scripts = {f"{SOURCE_FILES}{path}" for path in (entry.a, entry.b) if isinstance(path, str)}
+    spelled = _command_line_names(pool)
+
+    def edited(d: Difference) -> bool:
+        name = _option_name(d)
+        if name is not None:
+            return _norm(name) not in spelled
+        return d.field.startswith(ENTRY_PART) or d.field in scripts or d.field in SOURCES_SUMMARY
+
+    free = [d for d in pool if d.field not in taken and d.field != ENTRY]
+    folded = [d for d in free if edited(d)]
+    left = [d for d in free if OPTION.match(d.field) and d.effect != "none" and d not in folded]
+    if not left:
+        folded += [d for d in free if d not in folded and set_by_program(d.field) is not None]
+    if not folded:
+        return
+    found, by_name = groups.get(entry.field, ([], False))
+    for d in folded:
+        found += [d, *groups.pop(d.field, ([], False))[0]]
+        taken.add(d.field)
+    groups[entry.field] = (found, by_name)
 
 
 def _hedged(d: Difference) -> bool:

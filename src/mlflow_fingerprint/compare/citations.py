@@ -135,6 +135,10 @@ PROGRAM = Source(
 PYTHON = Source(kb="Python version / implementation")
 NOT_ARITHMETIC = Source(RANDOMNESS, "Recorded, not arithmetic")
 SCHEMA = Source(kb="Record schema version")
+FIRST_STEP = Source(
+    RANDOMNESS,
+    "What the first step started from (initial weights, first batch, draws before seeding)",
+)
 HASH_GROUP = Source(kb="Fields without a rule (hash groups)")
 # TensorFlow and Keras (their own documentation).
 TF_OP_DETERMINISM = Source(TF_OP_DETERMINISM_DOC)

@@ -30,6 +30,7 @@ FROM_STEP_0: tuple[str, ...] = (
     "data.loaders.*.num_workers",
     "data.declared.batch_size",
     "data.declared.num_workers",
+    "first_step.before_seeding",  # acts through the initial weights it drew
 )
 
 
@@ -120,6 +121,7 @@ ENABLERS_FROM_STEP_0 = frozenset(
         "seeds.at_first_step.state_digests",
         "seeds.pythonhashseed",
         "data.loaders",
+        "first_step.before_seeding",
     }
 )
 

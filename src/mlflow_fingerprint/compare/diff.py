@@ -12,6 +12,7 @@ from typing import Any
 
 from ..model.fingerprint import get_path
 from ..model.vocabulary import Verdict
+from . import bisect_ready
 from .changes import flat, group, mark_unknown_options
 from .curves import enablers_left, late_divergence, ruled_out_note, set_aside
 from .enablers import find_enablers
@@ -21,6 +22,7 @@ from .ranking import rank
 from .report import Difference, Enabler, MetricComparison, Report, within_noise
 from .resolve import Resolved, resolve
 from .settable import split
+from .step_zero import reason
 from .summary import Logged, shared_summaries
 from .where import locate
 
@@ -33,7 +35,7 @@ UNEXPLAINED_NOTE = (
 
 def noise_note(metrics: Sequence[MetricComparison], differences: Sequence[Difference]) -> str:
     """Why differences that exist are not offered as the cause: replicates vary as much."""
-    runs = max(m.spread.runs for m in metrics if m.spread is not None)
+    spread = max((m.spread for m in metrics if m.spread is not None), key=lambda s: s.runs)
     effective = [d.field for d in differences if d.effect != "none"]
     named = (
         f"so {', '.join(effective)} {'is' if len(effective) == 1 else 'are'} not shown to have "
@@ -41,10 +43,15 @@ def noise_note(metrics: Sequence[MetricComparison], differences: Sequence[Differ
         if effective
         else "so nothing recorded is needed to explain them"
     )
+    seeds = (
+        f"all seeded with {spread.seed} like A and B; only enablers' draws differ"
+        if spread.seed is not None
+        else "of different seeds; only seeds and enablers' draws differ"
+    )
     return (
-        f"The metrics differ by no more than {runs} replicate runs of the same recipe differ "
-        f"from each other (same recipe, env and numerics; only seeds and enablers' draws "
-        f"differ): run-to-run variation does as much, {named}."
+        f"The metrics differ by no more than {spread.runs} replicate runs of the same recipe "
+        f"differ from each other (same recipe, env and numerics; {seeds}): run-to-run "
+        f"variation does as much, {named}."
     )
 
 
@@ -151,7 +158,8 @@ def bisect_hint(
     a: Resolved, b: Resolved, verdict: Verdict, differences: Sequence[Difference]
 ) -> str | None:
     """The command that settles which difference moved the numbers, where one can: two runs
-    with curves that part, a recorded program, and something a rerun can set."""
+    with curves that part, a recorded program, and something a rerun can set; where the
+    command would fail here (``bisect_ready``), the one line saying what is missing."""
     if verdict not in ("explained", "nondeterministic") or not (a.is_run and b.is_run):
         return None
     if not all(get_path(r.record, "program.argv") for r in (a, b)):
@@ -161,6 +169,9 @@ def bisect_hint(
     )
     if verdict == "explained" and not settable:
         return None
+    blocked = bisect_ready.missing((a, b))
+    if blocked is not None:
+        return blocked
     return (
         "a controlled rerun can prove which of these moved the numbers (run it in the runs' "
         f"repository): fingerprint bisect {a.ref.run_id} {b.ref.run_id}"
@@ -208,7 +219,13 @@ def diff(
             notes.append("the runs share no metric" + (" of those named" if metrics else ""))
     else:
         notes.append("only MLflow runs carry metrics; fingerprint fields compared only")
-    verdict = verdict_of(compared, differences, enablers)
+    step_zero = reason(ra.record, rb.record, differences, enablers, compared)
+    differences, enablers = step_zero.differences, step_zero.enablers
+    notes.extend(step_zero.notes)
+    possible = [d for d in differences if d.field not in step_zero.ruled]
+    verdict = verdict_of(
+        compared, possible, enablers_left(enablers) if step_zero.ruled else enablers
+    )
     late = late_divergence(compared, atol, rtol)
     if late is not None:
         differences, ruled = set_aside(differences, *late)

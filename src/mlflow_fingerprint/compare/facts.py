@@ -251,3 +251,17 @@ def workers_draw_random(loader: Mapping[str, Any]) -> bool | None:
     dataset = loader.get("dataset")
     flag = dataset.get("draws_random") if isinstance(dataset, Mapping) else None
     return flag if isinstance(flag, bool) else None
+
+
+def drawn_unseeded(before: Any) -> list[str]:
+    """The generators drawn from a seed no program chose (torch's OS-drawn seed): what they gave
+    (initial weights, above all) differs from run to run."""
+    if not isinstance(before, Mapping):
+        return []
+    return [
+        name
+        for name in ("torch", "numpy", "python")
+        if isinstance(before.get(name), Mapping)
+        and before[name].get("drawn") is True
+        and before[name].get("seed_chosen") is False
+    ]

@@ -7,6 +7,12 @@ where their ``replicate`` hash (the tag, else recomputed from the record: runs r
 tag existed) is the side's. A band is never pooled across recipes: a batch-size sweep in the same
 experiment is not noise for an unrelated pair.
 
+The band fits the pair. Where A and B trained from one seed (torch's, or TensorFlow's global seed
+in a Keras run), it is drawn from replicates seeded alike: run-to-run noise at that seed, often
+exactly zero on a CPU; runs of other seeds would measure seed-to-seed spread, which such a pair
+does not have. Where their seeds differ (or are unknown), it is drawn from pairs of replicates
+whose seeds differ. The band says which it is (``Spread.seed``, ``Spread.kind``).
+
 The band of a metric is the largest gap between two replicates of one recipe at the step A (or B)
 ended on. Where A and B are replicates of each other (they differ only in seeds) both are left out
 of it: their own gap is what is measured. Otherwise each side counts among its recipe's runs. A
@@ -18,6 +24,7 @@ outside).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import statistics
@@ -27,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import layout
+from ..model.fingerprint import get_path
 from ..model.hashing import compute_hashes
 from ..stored_files import read_regular
 from ..tracking import history
@@ -48,6 +56,10 @@ class Group:
 
     label: str
     run_ids: tuple[str, ...]
+    seeds: tuple[int | None, ...] = ()  # each run's seed (None: unseeded or unknown)
+
+    def seed_of(self, run_id: str) -> int | None:
+        return dict(zip(self.run_ids, self.seeds, strict=False)).get(run_id)
 
 
 def _hash(side: Resolved, name: str) -> str | None:
@@ -88,10 +100,20 @@ def _downloaded_key(mlflow_client: Any, run_id: str) -> str | None:
 
 
 def tag_seed(text: str | None) -> int | None:
-    """The seed a ``fingerprint.seed`` tag names (``0``, ``0 (set by the program)``); None for
-    an unseeded run or another form."""
-    found = re.match(r"(\d+)(?: \(set by the program\))?$", text or "")
+    """The seed a ``fingerprint.seed`` tag names (``0``, ``0 (set by the program)``, ``1
+    (TensorFlow global seed)``); None for an unseeded run or another form."""
+    found = re.match(r"(\d+)(?: \((?:set by the program|TensorFlow global seed)\))?$", text or "")
     return int(found.group(1)) if found else None
+
+
+def run_seed(record: Mapping[str, Any]) -> int | None:
+    """The seed a run trained from: torch's (``facts.trained_seed``), else, in a program that
+    never seeded torch (Keras), TensorFlow's global seed; None where neither is known."""
+    seed = facts.trained_seed(record)
+    if seed is None:
+        found = get_path(record, "tensorflow.global_seed")
+        seed = found if isinstance(found, int) and not isinstance(found, bool) else None
+    return seed
 
 
 def find_group(
@@ -114,13 +136,15 @@ def find_group(
     )
     runs = tracking.search_all_runs(mlflow_client, experiment_ids, query, MAX_CANDIDATES)
     found = [side.ref.run_id]
+    seeds = [run_seed(side.record)]
     downloads = untold = 0
     for run in runs:  # newest first
         run_id = run.info.run_id
         if run_id == side.ref.run_id or run.info.status != "FINISHED":
             continue
         tags = run.data.tags
-        if seed is not None and tag_seed(tags.get(layout.TAG_SEED)) != seed:
+        theirs_seed = tag_seed(tags.get(layout.TAG_SEED))
+        if seed is not None and theirs_seed != seed:
             continue
         theirs = tags.get(layout.HASH_TAGS["replicate"])
         if theirs is None and recipe and tags.get(layout.HASH_TAGS["recipe"]) == recipe:
@@ -133,9 +157,10 @@ def find_group(
             theirs = _downloaded_key(mlflow_client, run_id)
         if theirs == key:
             found.append(run_id)
+            seeds.append(theirs_seed)
         if len(found) >= MAX_REPLICATES:
             break
-    return Group(label, tuple(found)), untold
+    return Group(label, tuple(found), tuple(seeds)), untold
 
 
 def _value_at(h: history.History, step: float) -> float | None:
@@ -169,6 +194,8 @@ def _band(
         members = [(r, histories[r]) for r in group.run_ids if r in histories and r not in left_out]
         known = [(r, h, v) for r, h in members if (v := _value_at(h, at)) is not None]
         pairs = [(x, y) for i, x in enumerate(known) for y in known[i + 1 :]]
+        if not same_seed:  # seed-to-seed spread: pairs of runs whose seeds differ
+            pairs = [(x, y) for x, y in pairs if _seeds_differ(group, x[0], y[0])]
         if not pairs:
             continue
         labels.append(group.label)
@@ -193,6 +220,12 @@ def _band(
     return values, max(gaps), parted, len(used), tuple(labels), outliers
 
 
+def _seeds_differ(group: Group, x: str, y: str) -> bool:
+    """Two runs seeded differently; an unseeded run drew a seed of its own."""
+    sx, sy = group.seed_of(x), group.seed_of(y)
+    return sx is None or sy is None or sx != sy
+
+
 def spreads(
     mlflow_client: Any, uri: str, a: Resolved, b: Resolved, metrics: Sequence[MetricComparison]
 ) -> tuple[dict[str, Spread], str, bool]:
@@ -202,8 +235,8 @@ def spreads(
     experiment_ids = sorted({x.ref.experiment_id for x in (a, b) if x.ref.experiment_id})
     # Two runs trained from one seed differ by what that seed does not fix (kernels, unseeded
     # workers): their yardstick is replicates with that seed too, not seed-to-seed noise.
-    seed = facts.trained_seed(a.record)
-    seed = seed if seed is not None and seed == facts.trained_seed(b.record) else None
+    seed = run_seed(a.record)
+    seed = seed if seed is not None and seed == run_seed(b.record) else None
     groups: list[Group] = []
     untold = 0
     for side, label in ((a, "A"), (b, "B")):
@@ -212,7 +245,9 @@ def spreads(
         if group is None:
             continue
         if groups and set(group.run_ids) == set(groups[0].run_ids):
-            groups[0] = Group("A=B", groups[0].run_ids)  # A and B are replicates of each other
+            groups[0] = dataclasses.replace(
+                groups[0], label="A=B"
+            )  # A and B are replicates of each other
             continue
         groups.append(group)
     pair = frozenset(x.ref.run_id for x in (a, b) if x.ref.run_id)
@@ -242,6 +277,7 @@ def spreads(
             band=band,
             parts_at=parts_at,
             groups=labels,
+            seed=seed,
         )
     same = bool(groups) and groups[0].label == "A=B"
     note = _note(groups, out, untold, seed)
@@ -286,9 +322,11 @@ def _note(
         f"; {untold} candidate runs not read (too many without the replicate tag)" if untold else ""
     )
     kind = (
-        f"seeded with {seed} like A and B; only what enablers drew differs"
+        f"seeded with {seed} like A and B, so the band is run-to-run noise at that seed; only "
+        "what enablers drew differs"
         if seed is not None
-        else "only seeds and what enablers drew differ"
+        else "A and B were not seeded alike, so the band is the spread between replicates of "
+        "different seeds; only seeds and what enablers drew differ"
     )
     if found:
         return (

@@ -15,9 +15,11 @@ from typing import Any
 
 from ..model.missing import MISSING
 from ..model.vocabulary import (
+    BAND_KINDS,
     EFFECTS,
     REF_KINDS,
     VERDICTS,
+    BandKind,
     Effect,
     RefKind,
     Verdict,
@@ -129,7 +131,9 @@ class Spread:
     ``band`` is the largest gap between two replicates of one recipe at the compared step (the
     A–B pair itself left out); ``parts_at`` the earliest step at which two replicates' curves
     part (None: bitwise equal). ``runs`` is how many runs the band rests on, ``groups`` of which
-    recipe (``A``, ``B`` or ``A=B`` when A and B are replicates of each other)."""
+    recipe (``A``, ``B`` or ``A=B`` when A and B are replicates of each other). ``seed``: the
+    seed A and B share, which every run of the band was seeded with too (run-to-run noise at
+    that seed); None where the band is the spread between runs of different seeds."""
 
     seeds: int  # runs the band rests on (the name the JSON contract had for it)
     std: float
@@ -139,10 +143,16 @@ class Spread:
     band: float = math.nan
     parts_at: int | None = None
     groups: tuple[str, ...] = ()
+    seed: int | None = None
 
     @property
     def runs(self) -> int:
         return self.seeds
+
+    @property
+    def kind(self) -> BandKind:
+        """Which band the pair was judged against: its own seed's reruns, or seed to seed."""
+        return check("same_seed" if self.seed is not None else "across_seeds", BAND_KINDS, "band")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -154,6 +164,8 @@ class Spread:
             "band": json_float(self.band),
             "parts_at": self.parts_at,
             "groups": list(self.groups),
+            "kind": self.kind,
+            "seed": self.seed,
             "outside": self.outside,
         }
 

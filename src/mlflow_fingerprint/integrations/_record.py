@@ -116,6 +116,23 @@ def record_into_run(
     return publish.to_run(run_id, uri, items)
 
 
+def with_first_step(fp: Fingerprint, record: Mapping[str, Any]) -> Fingerprint:
+    """``fp`` with what a callback measured at the fit's first batch as its ``first_step``
+    section (which enters no hash: the tags stay as they are)."""
+    whole = fp.to_dict()
+    section = dict(whole.get("first_step") or {})
+    section.update(record)
+    whole["first_step"] = section
+    return Fingerprint.from_dict(whole)
+
+
+def republish(writer: Any, fp: Fingerprint) -> None:
+    """Replace the run's ``fingerprint/fingerprint.json`` with ``fp`` (its tags are unchanged)."""
+    if writer is not None:
+        items = publish.fingerprint_items(fp, secret_env_values(), tags=False, side=False)
+        publish.to_writer(writer, items)
+
+
 def announce_end(writer: Any) -> None:
     """At the end of the trainer's fit, what a decorated run prints and starts at its end: the
     closing line with the command that shows this run best now, and its description

@@ -26,6 +26,7 @@ Importing this module imports Keras (and so its backend).
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -33,11 +34,13 @@ from types import FrameType
 from typing import Any
 
 import keras
+import numpy
 
 from .. import layout
 from ..capture import RunInfo, capture
+from ..capture.first_step import SAMPLE_BYTES, SAMPLE_OVER_BYTES, Digest, batch_record, sampling
 from ..errors import warn
-from ..model.fingerprint import Fingerprint
+from ..model.fingerprint import Fingerprint, unavailable
 from ..run import current
 from . import _record
 
@@ -45,6 +48,7 @@ INTEGRATION = "keras"
 # How far up the stack ``fit`` may be from the callback hook: CallbackList, then fit itself
 # (with a wrapper or two between, such as TensorFlow's traceback filter or MLflow's autolog).
 MAX_FRAMES = 8
+DEFAULT_BATCH_SIZE = 32  # fit's, where it is given none
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,9 @@ class FitArguments:
     batch_size: int | None
     epochs: int | None
     mlflow_logs_metrics: bool
+    # The first batch, where fit was given arrays it does not shuffle: Keras hands a callback
+    # only the batch's index. Else why it is not known.
+    first_batch: Any = None
 
 
 def _fit_frame(model: Any, frame: FrameType | None) -> FrameType | None:
@@ -83,7 +90,62 @@ def fit_arguments(model: Any, params: Mapping[str, Any], frame: FrameType | None
         batch_size=batch_size if isinstance(batch_size, int) else None,
         epochs=epochs if isinstance(epochs, int) else None,
         mlflow_logs_metrics=any(_is_mlflow_callback(c) for c in members),
+        first_batch=_first_batch(local),
     )
+
+
+def _first_batch(local: Mapping[str, Any]) -> Any:
+    """``[x[:n], y[:n]]`` of arrays fit takes in order (``shuffle=False``); else unavailable."""
+    x, y = local.get("x"), local.get("y")
+    if not hasattr(x, "shape") or not hasattr(x, "tobytes"):
+        return unavailable("fit was not given arrays: Keras hands callbacks no batch")
+    if local.get("shuffle", True) is not False:
+        return unavailable("fit shuffles its arrays: Keras hands callbacks no batch")
+    size = local.get("batch_size") or DEFAULT_BATCH_SIZE
+    return [x[:size], *([y[:size]] if hasattr(y, "tobytes") else [])]
+
+
+def _variable(digest: Digest, variable: Any) -> None:
+    """One Keras variable into ``digest``: whole where small, else a strided sample of it (only
+    those elements are converted to a host array)."""
+    shape = tuple(int(d) for d in variable.shape)
+    elements = math.prod(shape)
+    itemsize = numpy.dtype(keras.backend.standardize_dtype(variable.dtype)).itemsize
+    if elements * itemsize <= SAMPLE_OVER_BYTES:
+        data, sampled = keras.ops.convert_to_numpy(variable).tobytes(), False
+    else:
+        stride = -(-elements // max(1, SAMPLE_BYTES // itemsize))
+        flat = keras.ops.reshape(variable, (-1,))[::stride]
+        data, sampled = keras.ops.convert_to_numpy(flat).tobytes(), True
+    digest.add(shape, variable.dtype, data, sampled, elements)
+
+
+def weights(model: Any) -> dict[str, Any]:
+    """The model's trainable variables (what its optimizer updates), as ``first_step.weights``."""
+    digest = Digest()
+    for variable in model.trainable_variables:
+        _variable(digest, variable)
+    group = digest.record()
+    return {**group, "groups": [group], "sampling": sampling()}
+
+
+def first_step(model: Any, fit: FitArguments | None) -> dict[str, Any]:
+    """What the fit's first batch starts from (``first_step``), each part ``unavailable`` where
+    it cannot be read."""
+    found: dict[str, Any] = {"recorded_by": INTEGRATION}
+    try:
+        found["weights"] = weights(model)
+    except Exception as exc:
+        found["weights"] = unavailable(f"{type(exc).__name__}")
+    batch = fit.first_batch if fit is not None else None
+    if isinstance(batch, list):
+        try:
+            found["batch"] = batch_record(batch, None)
+        except Exception as exc:
+            found["batch"] = unavailable(f"{type(exc).__name__}")
+    else:
+        found["batch"] = batch if batch is not None else unavailable("fit's arguments not found")
+    return found
 
 
 def _warn(message: str) -> None:
@@ -115,11 +177,13 @@ class FingerprintCallback(keras.callbacks.Callback):
         self._writer: Any = None
         self._owns_run = False
         self._batches = 0
+        self._first_step_done = False
 
     # -- start -------------------------------------------------------------------------------
 
     def on_train_begin(self, logs: Mapping[str, Any] | None = None) -> None:
         self._batches = 0
+        self._first_step_done = False
         try:
             self.fit = fit_arguments(self.model, self.params or {}, sys._getframe(1))
             self._start(self.fit)
@@ -160,6 +224,21 @@ class FingerprintCallback(keras.callbacks.Callback):
         self._sink = None if fit.mlflow_logs_metrics else self._writer
 
     # -- metrics -----------------------------------------------------------------------------
+
+    def on_train_batch_begin(self, batch: int, logs: Mapping[str, Any] | None = None) -> None:
+        """At the fit's first batch only: the initial weights and the batch, into the run's
+        fingerprint (``first_step``)."""
+        if self._first_step_done:
+            return
+        self._first_step_done = True
+        if self.fingerprint is None or self._writer is None:
+            return
+        try:
+            record = first_step(self.model, self.fit)
+            self.fingerprint = _record.with_first_step(self.fingerprint, record)
+            _record.republish(self._writer, self.fingerprint)
+        except Exception as exc:  # recording must never stop the fit
+            _warn(f"could not record the first step: {type(exc).__name__}: {exc}")
 
     def on_train_batch_end(self, batch: int, logs: Mapping[str, Any] | None = None) -> None:
         self._batches += 1

@@ -4,7 +4,8 @@ Lightning's ``MLFlowLogger`` creates the run (through ``resolve_tags``, so the r
 has tagged it already); the callback adds what only the trainer knows: the seed
 ``seed_everything`` left in ``PL_GLOBAL_SEED``, ``Trainer(deterministic=...)`` and the train
 DataLoader's batch size and workers. It captures at ``on_train_start``, the first hook where the
-train DataLoader exists, after Lightning has set its determinism flags.
+train DataLoader exists, after Lightning has set its determinism flags, and adds what the first
+batch started from (the initial weights and the batch: ``first_step``) at the first batch.
 
     trainer = L.Trainer(logger=MLFlowLogger(...), callbacks=[FingerprintCallback()])
 
@@ -25,8 +26,10 @@ except ImportError:  # the older distribution name
     from pytorch_lightning.callbacks import Callback  # type: ignore[no-redef]
 
 from .. import layout
+from ..capture.first_step import optimizer_groups, weights_record
 from ..errors import FingerprintWarning
 from ..model.fingerprint import Fingerprint
+from ..run.first_step import FirstStepRecorder
 from . import _record
 
 SEEDED_BY = "lightning.seed_everything"
@@ -61,6 +64,7 @@ class FingerprintCallback(Callback):
         self._writer: Any = None
         self._watch_request = watch if isinstance(watch, bool) else tuple(watch)
         self.watch: Any = None
+        self._first_step_done = False
 
     def _target(self, trainer: Any) -> tuple[str, str, str | None] | None:
         """(run id, tracking URI, the provider's spool id tag) of the run to log into."""
@@ -111,6 +115,35 @@ class FingerprintCallback(Callback):
         except Exception as exc:  # recording must never stop the fit
             warnings.warn(
                 f"mlflow-fingerprint: could not record the fingerprint: {exc}",
+                FingerprintWarning,
+                stacklevel=2,
+            )
+
+    def on_train_batch_start(
+        self, trainer: Any, pl_module: Any, batch: Any, batch_idx: int
+    ) -> None:
+        """At the fit's first batch: the optimizers' parameters (the initial weights) and the
+        batch, into the run's fingerprint (``first_step``); nothing from the second batch on."""
+        if self._first_step_done:
+            return
+        self._first_step_done = True
+        if self.fingerprint is None or self._writer is None:
+            return
+        try:
+            import torch
+
+            optimizers = list(getattr(trainer, "optimizers", None) or ())
+            groups = [p for o in optimizers for p in optimizer_groups(o)] or [
+                list(pl_module.parameters())
+            ]
+            record = FirstStepRecorder().taken(
+                "lightning", lambda: weights_record(groups, torch), batch
+            )
+            self.fingerprint = _record.with_first_step(self.fingerprint, record)
+            _record.republish(self._writer, self.fingerprint)
+        except Exception as exc:  # recording must never stop the fit
+            warnings.warn(
+                f"mlflow-fingerprint: could not record the first step: {exc}",
                 FingerprintWarning,
                 stacklevel=2,
             )

@@ -10,7 +10,10 @@ DataLoader workers and the world size.
     Trainer(model, args, callbacks=[FingerprintTrainerCallback()])
 
 It logs into the active MLflow run; with none (``report_to`` without mlflow) it warns once and
-records nothing. Importing this module imports ``transformers``.
+records nothing. What the first step started from (``first_step``: the optimizer's parameters as
+its first ``step()`` finds them) is taken by torch's global optimizer step pre-hook, as in a
+decorated run, and published after that step; the Trainer hands callbacks no batch, so the
+first batch is recorded as unavailable. Importing this module imports ``transformers``.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from transformers import TrainerCallback
 from .. import layout
 from ..errors import FingerprintWarning
 from ..model.fingerprint import Fingerprint
+from ..run.first_step import FirstStepRecorder
 from . import _record
 
 SEEDED_BY = "transformers.Trainer"
@@ -57,6 +61,7 @@ class FingerprintTrainerCallback(TrainerCallback):
         self._writer: Any = None
         self._watch_request = watch if isinstance(watch, bool) else tuple(watch)
         self.watch: Any = None
+        self._first: FirstStepRecorder | None = None
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         """Every rank captures and joins the gather (a collective); rank 0 records the job."""
@@ -79,6 +84,8 @@ class FingerprintTrainerCallback(TrainerCallback):
             model = kwargs.get("model")
             if self._writer is not None and model is not None:
                 self.watch = _record.watch(self._writer, model, self._watch_request)
+            if self._writer is not None:
+                self._first = FirstStepRecorder().start()
         except Exception as exc:  # recording must never stop training
             warnings.warn(
                 f"mlflow-fingerprint: could not record the fingerprint: {exc}",
@@ -110,7 +117,29 @@ class FingerprintTrainerCallback(TrainerCallback):
         )
         self.run_id = run_id
 
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        """After the first optimizer step: what it started from, into the run's fingerprint;
+        nothing from the second step on (the hook removed itself at its first call)."""
+        first, self._first = self._first, None
+        if first is None:
+            return
+        first.stop()
+        try:
+            record = first.record()
+            if record is not None and self.fingerprint is not None:
+                self.fingerprint = _record.with_first_step(self.fingerprint, record)
+                _record.republish(self._writer, self.fingerprint)
+        except Exception as exc:  # recording must never stop training
+            warnings.warn(
+                f"mlflow-fingerprint: could not record the first step: {exc}",
+                FingerprintWarning,
+                stacklevel=2,
+            )
+
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self._first is not None:  # a fit that took no step
+            self._first.stop()
+            self._first = None
         if self.watch is not None:
             self.watch.close()
         if self._writer is not None:

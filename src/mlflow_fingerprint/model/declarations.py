@@ -116,6 +116,10 @@ FIELDS: tuple[Declared, ...] = (
         reads=lambda r: str(get_path(r, "data.captured_at_stage") or "capture"),
         tag=layout.TAG_STAGE,
     ),
+    # What the first step started from: measured consequences, read by compare/step_zero.py.
+    Declared("first_step.weights.digest", "none"),
+    Declared("first_step.batch.digest", "none"),
+    Declared("first_step.before_seeding.torch.drawn", "randomness"),
     Declared("git.commit", "recipe", tag=layout.TAG_GIT_COMMIT),
     Declared("git.dirty", "recipe", reads=git_dirty_text, tag=layout.TAG_GIT_DIRTY),
     Declared(

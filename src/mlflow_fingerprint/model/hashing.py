@@ -110,6 +110,9 @@ VOLATILE: tuple[str, ...] = (
     "seeds.captured_at_stage",
     "data.captured_at_stage",
     "data.loaders.*.batches_seen",  # how far the run got, not how it was set up
+    # What the first step started from: measured consequences of the seeds and the recipe,
+    # compared at diff time (``compare/step_zero.py``); a run's hashes are known at its start.
+    "first_step",
     "git.root",
     "git.branch",
     "git.remote_url",

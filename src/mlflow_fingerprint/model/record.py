@@ -22,6 +22,7 @@ SECTIONS: tuple[str, ...] = (
     "determinism",
     "seeds",
     "data",
+    "first_step",
     "python",
     "platform",
     "packages",

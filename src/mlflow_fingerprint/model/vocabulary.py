@@ -28,6 +28,9 @@ The words:
 - ``Phase``: where inside a training step ``mfp.watch`` recorded a tensor: a module's
   ``forward`` output (or input), a parameter's gradient after ``backward``, or a parameter after
   the ``optimizer`` step.
+- ``BandKind``: what a diff's noise band measures: ``same_seed`` reruns at the seed A and B
+  share (run-to-run noise, often exactly zero on a CPU), ``across_seeds`` the spread between
+  runs of different seeds (for a pair whose seeds differ or are unknown).
 """
 
 from __future__ import annotations
@@ -69,6 +72,10 @@ FACTOR_KINDS: tuple[FactorKind, ...] = get_args(FactorKind)
 
 Phase = Literal["forward", "backward", "optimizer"]
 PHASES: tuple[Phase, ...] = get_args(Phase)
+
+# What a noise band measures: reruns at the pair's own seed, or the spread between seeds.
+BandKind = Literal["same_seed", "across_seeds"]
+BAND_KINDS: tuple[BandKind, ...] = get_args(BandKind)
 
 Word = TypeVar("Word", bound=str)
 

@@ -33,8 +33,9 @@ def render(
         return html(report, include_none)
     if fmt == "text":
         from .text import render_brief, render_plain, render_rich
+        from .wrap import columns
 
         if not include_none:
-            return render_brief(report, rich=rich)
+            return render_brief(report, columns(), rich=rich)
         return (render_rich if rich else render_plain)(report, include_none)
     raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")

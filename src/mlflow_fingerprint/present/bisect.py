@@ -8,7 +8,8 @@ from typing import Any
 
 from ..model.vocabulary import OutputFormat
 from ..prove.results import BisectResult, Cause, Rerun
-from .escape import html_text, markdown_code, markdown_text, terminal
+from .escape import html_text, markdown_code, markdown_text, one_line
+from .wrap import columns, wrap
 
 HEADLINES = {
     "proven": "proven: {causes} turns A's curve into B's",
@@ -57,19 +58,32 @@ def _sections(report: BisectResult) -> list[tuple[str, list[str]]]:
     ]
 
 
+def window(until: int | None) -> str | None:
+    """Where the reruns are compared, in the words the reruns table uses: a rerun stops at the
+    first step past the window, which is the step its row says it stopped at."""
+    if until is None:
+        return None
+    return f"reruns compared up to step {until}; each stops at the first step past it"
+
+
 def text(report: BisectResult) -> str:
-    lines = [f"fingerprint bisect {report.a} {report.b}", f"verdict: {headline(report)}"]
-    if report.until_step is not None:
-        lines.append(f"reruns stop after step {report.until_step}")
+    """The report in ``columns()``: long items wrap at word and name boundaries."""
+    width = columns()
+    lines = [one_line(f"fingerprint bisect {report.a} {report.b}")]
+    lines += wrap(one_line(headline(report)), width, "  ", "verdict: ")
+    compared = window(report.until_step)
+    if compared:
+        lines.append(compared)
     for title, items in _sections(report):
         if items:
             lines.append(f"{title}:")
-            lines.extend(f"  - {item}" for item in items)
+            for item in items:
+                lines += wrap(one_line(item), width, "    ", "  - ")
     if report.reruns:
         lines.append("Reruns (# | set | follows | parts from A at | run):")
         for i, r in enumerate(report.reruns, start=1):
-            lines.append("  " + " | ".join(_rerun_row(i, r)))
-    return terminal("\n".join(lines)) + "\n"
+            lines += wrap(one_line(" | ".join(_rerun_row(i, r))), width, "      ", "  ")
+    return "\n".join(lines) + "\n"
 
 
 def markdown(report: BisectResult) -> str:

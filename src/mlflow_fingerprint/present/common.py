@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from ..compare.report import Difference, MetricComparison, Report
+from ..compare.report import Difference, MetricComparison, Report, Spread
 from ..model.fingerprint import is_unavailable
 from ..model.missing import MISSING
 from .wrap import shorten
@@ -107,10 +107,22 @@ def spread_text(metric: MetricComparison) -> str:
         return "no band known (fewer than 2 replicate runs)" if metric.no_band else ""
     where = "outside" if s.outside else "within"
     parts = f", part at step {s.parts_at}" if s.parts_at is not None else ", bitwise equal"
-    return (
-        f"{where} run-to-run noise (band {number(s.band)} from {plural(s.runs, 'replicate run')}"
-        f"{parts})"
-    )
+    return f"{where} {band_name(s)} (band {number(s.band)} from {band_runs(s)}{parts})"
+
+
+def band_name(spread: Spread) -> str:
+    """Which band the pair was judged against: its own seed's reruns, or seed to seed."""
+    if spread.seed is not None:
+        return f"run-to-run noise at seed {spread.seed}"
+    return "seed-to-seed spread"
+
+
+def band_runs(spread: Spread) -> str:
+    """The runs the band rests on, with the seeds they had."""
+    runs = plural(spread.runs, "replicate run")
+    if spread.seed is not None:
+        return f"{runs} seeded with {spread.seed}"
+    return f"{runs} of different seeds"
 
 
 def differences_title(report: Report) -> str:
@@ -133,6 +145,16 @@ def difference_rows(
             ("", f"↳ {c.field}", c) for c in d.consequences if include_none or c.effect != "none"
         ]
     return rows
+
+
+SETTINGS = ("program.options.", "program.call.", "params.")
+
+
+def says_more_than_its_consequences(d: Difference) -> bool:
+    """A change whose own words lead its consequences': an edited copy of the script (the entry
+    point) says what was run, where an option's words only repeat the values its consequences
+    show."""
+    return bool(d.consequences) and not d.field.startswith(SETTINGS)
 
 
 def metric_cells(metric: MetricComparison) -> tuple[str, ...]:

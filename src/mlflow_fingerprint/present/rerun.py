@@ -7,6 +7,7 @@ from typing import Any
 
 from ..prove.results import DryRun, RerunResult
 from .escape import terminal
+from .wrap import fit
 
 
 def as_json(result: RerunResult | DryRun) -> str:
@@ -33,7 +34,7 @@ def rerun_text(result: RerunResult, diff_text: str | None = None) -> str:
             f"was not compared); its record against RUN's: "
             f"fingerprint diff {result.rerun_of} {result.run_id} --all"
         )
-    text = terminal("\n".join(lines)) + "\n"
+    text = fit(terminal("\n".join(lines))) + "\n"
     return text + "\n" + diff_text if diff_text else text
 
 
@@ -63,7 +64,10 @@ def dry_run_text(result: DryRun) -> str:
     lines = [f"fingerprint {result.command} {' '.join(result.runs)} (dry run: nothing was run)"]
     lines += list(result.notes)
     if result.until_step is not None:
-        lines.append(f"each rerun stops after step {result.until_step}")
+        lines.append(
+            f"each rerun compared up to step {result.until_step}; "
+            "it stops at the first step past it"
+        )
     for what, launch in result.launches:
         lines.append(f"{what}:")
         lines += _launch_lines(dict(launch))
@@ -73,4 +77,4 @@ def dry_run_text(result: DryRun) -> str:
         lines += ["  - none"] * (not result.settable)
         lines.append("cannot be set here:")
         lines += [f"  - {f}" for f in result.cannot_set] or ["  - none"]
-    return terminal("\n".join(lines)) + "\n"
+    return fit(terminal("\n".join(lines))) + "\n"

@@ -19,6 +19,7 @@ from ..model.readable import (
     tf32_text,
     value_text,
 )
+from .wrap import columns, wrap
 
 
 def _section_line(record: Record, name: str, fields: list[tuple[str, str]]) -> str:
@@ -63,7 +64,7 @@ def framework_rows(record: Record) -> list[tuple[str, str]]:
 
 
 def summary_text(fp: Fingerprint | Record) -> str:
-    """A dozen lines a person can paste into a bug report."""
+    """A dozen lines a person can paste into a bug report, in ``columns()``."""
     record = fp.to_dict() if isinstance(fp, Fingerprint) else fp
     hashes = record.get("hashes", {})
     gpu = record.get("gpu")
@@ -151,4 +152,8 @@ def summary_text(fp: Fingerprint | Record) -> str:
         f"mlflow-fingerprint {record.get('tool_version', '?')} · schema "
         f"{record.get('schema_version', '?')} · captured {record.get('captured_at', '?')}"
     )
-    return "\n".join([head, *(f"{label.ljust(width)}  {text}" for label, text in rows)])
+    cols = columns()  # a long line wraps under its value, at words and path boundaries
+    lines = wrap(head, cols, "  ")
+    for label, text in rows:
+        lines += wrap(text, cols, " " * (width + 2), f"{label.ljust(width)}  ")
+    return "\n".join(lines)

@@ -17,14 +17,20 @@ from ..compare.report import Difference, Report
 from ..model.vocabulary import Effect
 from . import common
 from .escape import one_line, terminal
-from .wrap import shorten, wrap
+from .wrap import WIDTH, shorten, wrap
 
-WIDTH = 100  # the brief report's columns: a terminal of 100 shows it unwrapped
 BRIEF_VALUE_CHARS = 48
 BRIEF_WHYS = 2  # explanations per change shown before --all
 BRIEF_CHANGES = 5  # changes shown before --all, most likely first
 
 DIFF_HEADER = ("#", "field", "A", "B", "effect", "why")
+# --all's columns whose words may fold where the terminal is too narrow for every column whole:
+# values (JSON, shortened) and prose, never names or numbers.
+NAME_COLUMNS = frozenset({"#", "field", "metric", "effect"})
+VALUE_COLUMNS = frozenset({"A", "B"})
+VALUE_CHARS = 12
+PROSE_WORD = 12
+BORDERS = 3  # what a rich column takes beside its text: a space each side, and a separator
 METRIC_HEADER = ("metric", "A", "B", "|Δ|", "rel", "equal", "first divergence", "noise")
 
 
@@ -106,7 +112,8 @@ def _change_lines(d: Difference, width: int) -> list[str]:
     shown = [c for c in d.consequences if c.effect != "none"]
     for line in _folded(shown):
         lines += wrap(line, width, "       ", "   ↳ ")
-    whys = list(dict.fromkeys(c.explanation for c in shown)) or [d.explanation]
+    own = [d.explanation] if common.says_more_than_its_consequences(d) or not shown else []
+    whys = list(dict.fromkeys([*own, *(c.explanation for c in shown)]))
     for why in whys[:BRIEF_WHYS]:
         lines.append(shorten("     " + one_line(why), width))
     return lines
@@ -208,8 +215,29 @@ def render_plain(report: Report, include_none: bool = False) -> str:
     return "\n".join(out) + "\n"
 
 
+def _widths(header: Sequence[str], rows: Sequence[Sequence[str]], total: int) -> list[int]:
+    """--all's column widths on a terminal of ``total`` columns. A name (the field, the metric)
+    keeps its whole cell on one line, a number or a word is never folded (``program.options.n``
+    / ``um-workers`` read as two words); a value is at most ``VALUE_CHARS`` wide (it folds, as
+    shortened JSON); the prose column (why, noise) takes what is left, at least ``PROSE_WORD``."""
+    widths = []
+    for i, name in enumerate(header):
+        cells = [name, *(r[i] for r in rows)]
+        if name in NAME_COLUMNS:
+            widths.append(max(map(len, cells)))
+        elif name in VALUE_COLUMNS and header is DIFF_HEADER:
+            widths.append(min(VALUE_CHARS, max(map(len, cells))))
+        else:
+            widths.append(max((len(w) for c in cells for w in c.split()), default=1))
+    prose = len(header) - 1  # the last column: why, noise
+    room = total - (sum(widths) - widths[prose]) - BORDERS * len(header) - 1
+    widths[prose] = max(PROSE_WORD, min(widths[prose], room) if room < widths[prose] else room)
+    return widths
+
+
 def render_rich(report: Report, include_none: bool = False) -> str:
     """The same content as ``render_plain``, as ANSI-coloured rich tables."""
+    from rich.box import SIMPLE_HEAD
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -232,9 +260,11 @@ def render_rich(report: Report, include_none: bool = False) -> str:
     )
     diffs, metrics = _rows(report, include_none)
     if diffs:
-        table = Table(title=common.differences_title(report), title_justify="left")
-        for name in DIFF_HEADER:
-            table.add_column(name, overflow="fold")
+        table = Table(title=common.differences_title(report), title_justify="left", box=SIMPLE_HEAD)
+        for name, width in zip(
+            DIFF_HEADER, _widths(DIFF_HEADER, diffs, console.width), strict=True
+        ):
+            table.add_column(name, width=width, overflow="fold")
         for row in diffs:
             cells = [escape(c) for c in row]
             table.add_row(*cells[:4], f"[{colours[row[4]]}]{cells[4]}[/]", cells[5])
@@ -245,9 +275,10 @@ def render_rich(report: Report, include_none: bool = False) -> str:
     if hidden:
         console.print(f"[dim]{escape(hidden)}[/]", highlight=False)
     if metrics:
-        table = Table(title="Metrics", title_justify="left")
-        for name in METRIC_HEADER:
-            table.add_column(name, overflow="fold")
+        table = Table(title="Metrics", title_justify="left", box=SIMPLE_HEAD)
+        widths = _widths(METRIC_HEADER, metrics, console.width)
+        for name, width in zip(METRIC_HEADER, widths, strict=True):
+            table.add_column(name, width=width, overflow="fold")
         for row in metrics:
             table.add_row(*map(escape, row))
         console.print(table)

@@ -5,16 +5,22 @@ marked ``…``."""
 
 from __future__ import annotations
 
+import os
 import re
+
+WIDTH = 100  # the columns of every default text output: a terminal of 100 shows it unwrapped
+NARROWEST = 40  # below this a line of a report no longer reads: wrap to this rather than less
 
 # After these a long word may break: the parts of a dotted name, a path, a snake_case name.
 _BOUNDARY = re.compile(r"(?<=[./_:=,-])")
+# A number is one word whatever its length: ``0.003044605`` split at its dot reads as two.
+NUMBER = re.compile(r"[-+]?(\d[\d_]*\.?\d*|\.\d+)([eE][-+]?\d+)?%?")
 
 
 def pieces(word: str, width: int) -> list[str]:
     """``word`` in parts of at most ``width`` characters, split after separators where it has
     them (a part with no separator inside ``width`` is left whole and overflows)."""
-    if len(word) <= width:
+    if len(word) <= width or NUMBER.fullmatch(word):
         return [word]
     parts: list[str] = []
     current = ""
@@ -55,3 +61,37 @@ def shorten(text: str, limit: int) -> str:
     head = text[: limit - 1]
     cut = max(head.rfind(" "), *(head.rfind(c) + 1 for c in "./:=,"))
     return (head[:cut] if cut > limit // 3 else head).rstrip(" ") + "…"
+
+
+def columns() -> int:
+    """The width to fit: ``$COLUMNS`` where set (never under ``NARROWEST``), else ``WIDTH``, or
+    fewer where the terminal written to is narrower. A value that is no number is ignored."""
+    import shutil
+
+    told = os.environ.get("COLUMNS", "")
+    if told.isdigit() and int(told) > 0:
+        return max(NARROWEST, int(told))
+    return max(NARROWEST, min(WIDTH, shutil.get_terminal_size((WIDTH, 24)).columns))
+
+
+def fit(text: str, width: int | None = None) -> str:
+    """Every line of ``text`` in ``width`` columns (``columns()`` where not given): a longer
+    line wraps at word and path boundaries, its continuation lines indented two more than it."""
+    width = width or columns()
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        body = line.lstrip(" ")
+        lead = line[: len(line) - len(body)]
+        out += wrap(body, width, lead + "  ", lead)
+    return "\n".join(out)
+
+
+def command_lines(command: str, width: int | None = None, indent: str = "  ") -> str:
+    """A shell command to copy, in ``width`` columns: broken at its spaces with a trailing
+    backslash, so the lines paste back as the one command."""
+    width = width or columns()
+    lines = wrap(command, width - 2, indent + "  ", indent)
+    return " \\\n".join(lines)

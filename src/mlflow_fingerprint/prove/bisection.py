@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -218,7 +218,7 @@ def bisect(
             progress=say,
         )
         job = Bisection(runner, s.b, frozenset(d.field for d in s.differences), s.metrics)
-        where = "" if s.until is None else f"; reruns stop after step {s.until}"
+        where = "" if s.until is None else f"; reruns compared up to step {s.until}"
         parts = "only in their summary values" if s.parted is None else f"at step {s.parted}"
         say(
             f"A and B part {parts}{where}; {len(knobs)} settable difference(s), "
@@ -297,19 +297,43 @@ def search_causes(job: Bisection, s: Setup, knobs: list[Knob]) -> BisectResult:
         notes.append("each of these moves A's curve")
     if end.untested:
         notes.append("not settled by any rerun: " + ", ".join(end.untested))
-    no_effect = tuple(d.field for d in s.sides.no_effect)
+    causes, ruled = measured_consequences(
+        end, tuple(d.field for d in s.sides.no_effect), job.reruns
+    )
     left = tuple(dict.fromkeys([*cannot, *job.unreached(s.differences)]))
     return BisectResult(
         "proven",
         a.run_id,
         b.run_id,
         until,
-        end.causes,
-        end.ruled_out + no_effect,
+        causes,
+        ruled,
         left,
         tuple(job.reruns),
         tuple(notes),
     )
+
+
+def measured_consequences(
+    end: halving.Conclusion, measured: Sequence[str], reruns: Sequence[Rerun]
+) -> tuple[tuple[Cause, ...], tuple[str, ...]]:
+    """The causes and what is ruled out, with the differences no rerun sets (the comparator
+    finds they change nothing: RNG digests read as training started, a source digest) placed
+    by what the reruns' own records show. One that took B's value with a cause, in the smallest
+    rerun that moved A's curve, is what the cause produced (the digests seed 1 gives): listed
+    beneath it, never as ruled out. One that a rerun keeping A's curve had B's value for was
+    shown not to matter: ruled out. The rest no rerun set: neither."""
+    kept = {f for r in reruns if r.matches == "a" for f in r.in_effect}
+    causes = []
+    produced: set[str] = set()
+    for c in end.causes:
+        moved = [r for r in reruns if halving.moves(r.matches) and c.field in r.in_effect]
+        smallest = min(moved, key=lambda r: len(r.overrides), default=None)
+        mine = [f for f in measured if smallest and f in smallest.in_effect and f not in kept]
+        produced.update(mine)
+        causes.append(replace(c, sets=(*c.sets, *mine)))
+    ruled = [f for f in measured if f in kept and f not in produced]
+    return tuple(causes), (*end.ruled_out, *ruled)
 
 
 LANDED = "with the cause(s) alone, A's rerun follows B's curve bit for bit"

@@ -23,6 +23,7 @@ from ..model.hashing import canonical_json
 from ..tracking import store as tracking
 from .curves import Metrics, read
 from .launch import Launch, Plan, job_for, launch_for, masked, shown
+from .names import rerun_name
 from .process import Executor, TimedOut
 from .recorded import Recorded
 from .worktree import CodeSwap
@@ -106,10 +107,16 @@ class Rerunner:
             run_id = find_rerun(mlflow_client, [str(self.a.resolved.ref.experiment_id)], token)
             tags = mlflow_client.get_run(run_id).data.tags
             self._tag_overrides(mlflow_client, run_id, tags, plan, launch)
+            mlflow_client.update_run(run_id, name=self.name(launch))
         stopped = tags.get(layout.TAG_STOPPED_AT)
         metrics = read(self.uri, run_id, self.names)
         at = int(stopped) if stopped and stopped.isdigit() else None
         return Outcome(run_id, metrics, at, wall)
+
+    def name(self, launch: Launch) -> str:
+        """The rerun's run name: A's (or its id), its number here, what it set (redacted)."""
+        ref = self.a.resolved.ref
+        return rerun_name(ref.name or self.a.run_id[:8], self.count, launch.overrides.values)
 
     def _tag_overrides(
         self, mlflow_client: Any, run_id: str, tags: Any, plan: Plan, launch: Launch

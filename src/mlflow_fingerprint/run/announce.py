@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..environment import environ_copy
+from ..present.wrap import command_lines, fit
 from ..redact import strip_url_credentials
 from ..settings import settings
 from ..tracking import uploader
@@ -80,11 +81,11 @@ def start_describer(uri: str, run_id: str, previous: str | None) -> None:
         return
 
 
-def hint(run_id: str, previous: str | None, where: str) -> str:
-    """The command that shows this run best now."""
+def hint(run_id: str, previous: str | None, where: str) -> tuple[str, str]:
+    """What to do with this run now, and the command that does it."""
     if previous is None:
-        return f"look at it: fingerprint show {run_id}{where}"
-    return f"compare with the previous run: fingerprint diff {previous} {run_id}{where}"
+        return "look at it", f"fingerprint show {run_id}{where}"
+    return "compare it with the previous run", f"fingerprint diff {previous} {run_id}{where}"
 
 
 def announce(writer: uploader.RunWriter, o: Options) -> None:
@@ -111,9 +112,7 @@ def announce(writer: uploader.RunWriter, o: Options) -> None:
     where = ""
     if o.tracking_uri:
         where = f" --tracking-uri {shlex.quote(strip_url_credentials(o.tracking_uri))}"
-    print(
-        f"mlflow-fingerprint: run {run_id} (experiment {experiment or 'default'}); "
-        f"{hint(run_id, previous, where)}",
-        file=sys.stderr,
-        flush=True,
-    )
+    what, command = hint(run_id, previous, where)
+    # in the terminal's columns, the command on lines of its own that paste back whole
+    head = f"mlflow-fingerprint: run {run_id} (experiment {experiment or 'default'}); {what}:"
+    print(f"{fit(head)}\n{command_lines(command)}", file=sys.stderr, flush=True)

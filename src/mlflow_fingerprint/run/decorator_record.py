@@ -51,6 +51,8 @@ def run_info(
         options=program_options,
         first_step=started.seeds if started is not None else None,
         thread_values=started.thread_values if started is not None else None,
+        first_step_record=prep.first_step.record() if prep is not None else None,
+        before_seeding=prep.before_seeding if prep is not None else None,
     )
 
 

@@ -382,7 +382,11 @@ class FingerprintRun:
         if caps.recapture is not None:
             caps.recapture.join(CAPTURE_JOIN_S)
         assert self._prep is not None
-        if caps.recapture is None or tuple(self._prep.recorder.loaders()) != caps.published_loaders:
+        if (
+            caps.recapture is None
+            or tuple(self._prep.recorder.loaders()) != caps.published_loaders
+            or self._first_step_unpublished()
+        ):
             self._capture_and_publish("end")
         fp = caps.fingerprint
         assert fp is not None
@@ -420,6 +424,16 @@ class FingerprintRun:
             writer.record(Tags({layout.TAG_STOPPED_AT: str(self._stopped_at)}))
         if not rec.joined:
             writer.record(End(status, uploader.now_ms()))
+
+    def _first_step_unpublished(self) -> bool:
+        """The first step was recorded after the fingerprint now published was captured."""
+        fp = self._captures.fingerprint
+        prep = self._prep
+        return (
+            prep is not None
+            and prep.first_step.record() is not None
+            and (fp is None or fp.get("first_step.recorded_by") is None)
+        )
 
     def _finish_ranks(self, fp: Fingerprint) -> None:
         """Rank 0 at the end: every rank's final fingerprint, merged and logged per rank."""

@@ -266,6 +266,9 @@ class LoaderRecorder:
 
 # One patch for all open recorders (runs can nest), installed while any is open.
 _active: list[LoaderRecorder] = []
+# Called with the next batch any loader yields, each once (``first_step.FirstStepRecorder``):
+# after the first batch the loop pays one test of an empty list.
+_batch_wanted: list[Callable[[Any], None]] = []
 _patch_lock = threading.Lock()
 _originals: dict[str, Any] = {}
 
@@ -307,10 +310,33 @@ def _install(recorder: LoaderRecorder) -> None:
                     batch = original_next(self)
                     for setup in getattr(self, COUNTERS_ATTR, ()):
                         setup.batches += 1
+                    if _batch_wanted:
+                        _give_batch(batch)
                     return batch
 
                 iterator_type.__next__ = counting_next
         _active.append(recorder)
+
+
+def want_next_batch(receive: Callable[[Any], None]) -> None:
+    """Hand the next batch any loader yields (while a run is open) to ``receive``, once."""
+    with _patch_lock:
+        _batch_wanted.append(receive)
+
+
+def drop_batch_wish(receive: Callable[[Any], None]) -> None:
+    with _patch_lock:
+        if receive in _batch_wanted:
+            _batch_wanted.remove(receive)
+
+
+def _give_batch(batch: Any) -> None:
+    with _patch_lock:
+        waiting = list(_batch_wanted)
+        _batch_wanted.clear()
+    for receive in waiting:
+        with contextlib.suppress(Exception):  # never stop the training loop
+            receive(batch)
 
 
 def _uninstall(recorder: LoaderRecorder) -> None:

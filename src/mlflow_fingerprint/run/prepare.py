@@ -23,9 +23,10 @@ from .apply import (
     overrides_from_env,
     stop_after_from_env,
 )
+from .first_step import FirstStepRecorder
 from .loaders import LoaderRecorder
 from .options import Options
-from .seeding import Determinism, apply_determinism, optional_torch, seed_everything
+from .seeding import Determinism, apply_determinism, optional_torch, seed_recording
 
 
 @dataclass(frozen=True)
@@ -50,15 +51,18 @@ class Forced:
 class Prepared:
     """What ``prepare`` did before recording anything: the loaders it watches, the determinism
     switches (undone at the end), the RNG state digests right after seeding, and a rerun's
-    forced values."""
+    forced values; the generators as they stood before seeding, and the first step's recorder."""
 
     recorder: LoaderRecorder
     determinism: Determinism
     digests: dict[str, Any] | None
     forced: Forced = field(default_factory=Forced)
+    before_seeding: dict[str, Any] | None = None
+    first_step: FirstStepRecorder = field(default_factory=FirstStepRecorder)
 
     def undo(self) -> None:
         """Stop watching loaders and put the process switches back, last set first."""
+        self.first_step.stop()
         self.recorder.stop()
         self.forced.switches.undo()
         self.determinism.undo()
@@ -94,14 +98,16 @@ def prepare(
     on_first_iter: Callable[[], None],
 ) -> Prepared:
     """Force a rerun's environment, seed, switch determinism, force the rerun's switches and start
-    watching DataLoaders (``on_first_iter`` is called when the first one starts iterating)."""
+    watching DataLoaders (``on_first_iter`` is called when the first one starts iterating) and
+    the first optimizer step."""
     environment = apply_environment(overrides)
-    digests = None
+    digests = before = None
     if options.seed is not None:
-        seed_everything(options.seed)
+        before = seed_recording(options.seed)
         digests = rng_state_digests(optional_torch())
     determinism = apply_determinism(options.deterministic)
     forced = Forced(overrides, environment, apply_switches(overrides), stop_after)
     adjust = LoaderOverrides(overrides).adjust if overrides.touches_loaders() else None
     recorder = LoaderRecorder(on_first_iter=on_first_iter, adjust=adjust).start()
-    return Prepared(recorder, determinism, digests, forced)
+    first_step = FirstStepRecorder(generators=options.seed is None).start()
+    return Prepared(recorder, determinism, digests, forced, before, first_step)

@@ -14,7 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..capture.first_step import generators_before_seeding
 from ..loaded import loaded
+from ..model.fingerprint import unavailable
 from ..torch_import import load_torch, program_torch
 
 CUBLAS_WORKSPACE_CONFIG = ":4096:8"
@@ -61,6 +63,29 @@ def seed_tensorflow(seed: int) -> str | None:
     return None
 
 
+# The seeds ``seed_everything`` set in this process, the last one last: what numpy's and Python's
+# generators were drawn from where they were drawn before the next seeding (their states do not
+# hold their seed).
+_seeded: list[int] = []
+
+
+def last_seed() -> int | None:
+    return _seeded[-1] if _seeded else None
+
+
+def seed_recording(seed: int) -> dict[str, Any]:
+    """``seed_everything``, returning how the generators stood just before: drawn from or not,
+    and from which seed (``first_step.before_seeding``); ``unavailable`` where that could not be
+    read (the seeding happens regardless)."""
+    check_seed(seed)
+    try:
+        before = generators_before_seeding(optional_torch(), last_seed())
+    except Exception as exc:
+        before = unavailable(f"{type(exc).__name__}")
+    seed_everything(seed)
+    return before
+
+
 def seed_everything(seed: int) -> int:
     """Seed python's ``random``, numpy's global generator, torch (CPU and every GPU; not in a
     TensorFlow program that never imported it) and, where the program has imported it,
@@ -75,6 +100,7 @@ def seed_everything(seed: int) -> int:
     if torch is not None:
         torch.manual_seed(seed)  # also seeds every CUDA device, lazily
     seed_tensorflow(seed)
+    _seeded[:] = [seed]
     return seed
 
 

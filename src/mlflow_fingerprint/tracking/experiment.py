@@ -16,6 +16,8 @@ record is simply not there reads as ``None``.
 
 from __future__ import annotations
 
+import itertools
+import math
 import sqlite3
 import tempfile
 import threading
@@ -29,7 +31,10 @@ from urllib.parse import unquote, urlparse
 
 from .. import layout
 from ..stored_files import read_regular
+from . import rest
 from .history import read_store
+from .progress import Progress
+from .record_cache import RecordCache
 from .rest import proxied_root
 from .store import refused_as, sqlite_file, store_errors
 
@@ -37,6 +42,12 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 SEARCH_PAGE = 1000  # the most one search_runs request returns on every store
+SEARCH_THREADS = 4  # slices of a server's runs read at once: its workers answer in parallel
+# Runs in the first page and in each slice of a sliced search: small enough that even a
+# thousand runs are read by several workers at once, large enough that a request's own cost
+# (a few ms) stays small beside its runs'.
+SLICE_RUNS = 250
+MAX_SLICES = 256  # slices of start time a search is cut into, at most
 READ_THREADS = 8  # concurrent artifact downloads: enough to hide latency, few for the server
 SQLITE_BATCH = 500  # run ids per query (sqlite allows 999 bound parameters by default)
 
@@ -73,24 +84,111 @@ def stored_run(run: Any) -> StoredRun:
 
 
 def search(
-    mlflow_client: Any, experiment_ids: Sequence[str], filter_string: str
+    mlflow_client: Any,
+    experiment_ids: Sequence[str],
+    filter_string: str,
+    *,
+    parallel: bool = False,
+    progress: Progress | None = None,
 ) -> list[StoredRun]:
     """Every active run of the experiments that ``filter_string`` matches, oldest first, in pages
-    of :data:`SEARCH_PAGE`. Raises whatever the store raises (a bad filter, an outage)."""
+    of :data:`SEARCH_PAGE`. Raises whatever the store raises (a bad filter, an outage).
+
+    ``parallel`` (a server: its workers answer at once) reads a first page of
+    :data:`SLICE_RUNS`, then the rest in slices of start time of about as many runs,
+    :data:`SEARCH_THREADS` at a time (:func:`_slices`): the same runs in the same order, and no
+    deep page, which a store answers with an ever larger ``OFFSET``. Each page becomes
+    :class:`StoredRun` rows as it arrives, the store's objects dropped."""
+    progress = progress or Progress(False)
+    progress.stage("runs")
+    first = SLICE_RUNS if parallel else SEARCH_PAGE
+    page = _page(mlflow_client, experiment_ids, filter_string, None, first)
+    runs = [stored_run(r) for r in page]
+    progress.add(len(runs))
+    if not page.token:
+        return runs
+    plan = _slices(mlflow_client, experiment_ids, filter_string, page) if parallel else None
+    if plan is None:
+        return runs + _paged(mlflow_client, experiment_ids, filter_string, page.token, progress)
+    kept, bounds = plan
+    slices = [_within(filter_string, low, high) for low, high in itertools.pairwise(bounds)]
+    found = pooled(
+        lambda f: _paged(mlflow_client, experiment_ids, f, None, progress),
+        slices,
+        SEARCH_THREADS,
+    )
+    return runs[:kept] + [run for part in found for run in part]
+
+
+def _page(
+    mlflow_client: Any,
+    experiment_ids: Sequence[str],
+    filter_string: str,
+    token: Any,
+    size: int | None = None,
+) -> Any:
+    return mlflow_client.search_runs(
+        list(experiment_ids),
+        filter_string=filter_string,
+        max_results=size or SEARCH_PAGE,
+        page_token=token,
+        order_by=["attributes.start_time ASC"],
+    )
+
+
+def _paged(
+    mlflow_client: Any,
+    experiment_ids: Sequence[str],
+    filter_string: str,
+    token: str | None,
+    progress: Progress,
+) -> list[StoredRun]:
+    """The runs ``filter_string`` matches, page after page from ``token``."""
     runs: list[StoredRun] = []
-    token = None
     while True:
-        page = mlflow_client.search_runs(
-            list(experiment_ids),
-            filter_string=filter_string,
-            max_results=SEARCH_PAGE,
-            page_token=token,
-            order_by=["attributes.start_time ASC"],
-        )
+        page = _page(mlflow_client, experiment_ids, filter_string, token)
         runs.extend(stored_run(r) for r in page)
+        progress.add(len(page))
         token = page.token
         if not token:
             return runs
+
+
+def _within(filter_string: str, low: int, high: int) -> str:
+    """``filter_string`` and a slice of start times (MLflow's filters join with ``and`` only)."""
+    bounds = f"attributes.start_time >= {low} and attributes.start_time < {high}"
+    return f"{filter_string} and {bounds}" if filter_string.strip() else bounds
+
+
+def _slices(
+    mlflow_client: Any, experiment_ids: Sequence[str], filter_string: str, first: Any
+) -> tuple[int, list[int]] | None:
+    """How to read the runs after the first page: how many of its runs to keep (those started
+    before its last start time; the runs at that time are read again with the rest, so none is
+    split between slices) and the start times bounding the slices, from that time to the newest
+    run's, cut so each slice holds about :data:`SLICE_RUNS` runs if the runs after the first
+    page started as densely as those in it. None where start times cannot slice the runs
+    (unknown, or one page all started in one millisecond): the pages are then read one after
+    another."""
+    times = [r.info.start_time for r in first]
+    if any(t is None for t in times):
+        return None
+    oldest, last = int(times[0]), int(times[-1])
+    kept = sum(t < last for t in times)
+    newest_page = mlflow_client.search_runs(
+        list(experiment_ids),
+        filter_string=filter_string,
+        max_results=1,
+        order_by=["attributes.start_time DESC"],
+    )
+    if not kept or not newest_page or newest_page[0].info.start_time is None:
+        return None
+    newest = int(newest_page[0].info.start_time)
+    expected = (len(times) - kept) + len(times) * (newest - last) / max(last - oldest, 1)
+    count = max(1, min(MAX_SLICES, math.ceil(expected / SLICE_RUNS)))
+    step = max(1, math.ceil((newest + 1 - last) / count))
+    bounds = [*range(last, newest + 1, step), newest + 1]
+    return kept, bounds
 
 
 def local_root(artifact_uri: str) -> Path | None:
@@ -150,15 +248,95 @@ def pooled(fn: Callable[[T], R], items: Iterable[T], threads: int = READ_THREADS
         return list(pool.map(fn, items))
 
 
+def share_key(run: StoredRun) -> tuple[str, ...] | None:
+    """What a run's record shares with the records of other runs: every section hash its
+    ``fingerprint.hash.*`` tags carry and its schema. Runs with equal keys hold equal records in
+    every field a hash covers (env, numerics, recipe with its seeds, replicate); what no hash
+    covers is volatile (host, pid, paths, times: never compared by ``explain``) or follows from
+    a hashed field (the package list from its digest). None where a tag is absent or
+    ``unavailable``: such a run's record is read for itself."""
+    key = (
+        *(run.tags.get(tag, "") for tag in layout.HASH_TAGS.values()),
+        run.tags.get(layout.TAG_SCHEMA, ""),
+    )
+    return None if not all(key) or "unavailable" in key else key
+
+
+def read_records(
+    runs: Sequence[StoredRun],
+    tracking_uri: str,
+    reader: Any = None,
+    progress: Progress | None = None,
+    cache: RecordCache | None = None,
+) -> dict[str, bytes | None]:
+    """Each run's fingerprint record, read once per distinct record (:func:`share_key`): a run
+    whose key another run holds gets that run's bytes (the same object, so a caller parses it
+    once). Where the first run of a key has no readable artifact, the others of that key are
+    read for themselves. ``cache`` holds records read from remote stores before, by key: those
+    found there are not read again; those read are filed there."""
+    first: dict[tuple[str, ...], StoredRun] = {}
+    alone: list[StoredRun] = []
+    for run in runs:
+        key = share_key(run)
+        if key is None:
+            alone.append(run)
+        else:
+            first.setdefault(key, run)
+    found: dict[str, bytes | None] = {}
+    remote = {
+        k: r for k, r in first.items() if cache is not None and local_root(r.artifact_uri) is None
+    }
+    for key, run in remote.items():
+        found[run.run_id] = cache.get(key) if cache is not None else None
+    todo = [*alone, *(r for r in first.values() if found.get(r.run_id) is None)]
+    if progress is not None:
+        progress.stage("records", len(todo))
+    found.update(read_artifacts(todo, tracking_uri, reader=reader, progress=progress))
+    if cache is not None:
+        read = {r.run_id for r in todo}
+        fresh = [(k, found[r.run_id]) for k, r in remote.items() if r.run_id in read]
+        for key, data in fresh:
+            if data is not None:
+                cache.put(key, data)
+        if fresh:
+            cache.prune()
+    empty = {key for key, run in first.items() if found[run.run_id] is None}
+    if empty:
+        again = [r for r in runs if share_key(r) in empty and r.run_id not in found]
+        found.update(read_artifacts(again, tracking_uri, reader=reader))
+    out: dict[str, bytes | None] = {}
+    for run in runs:
+        key = share_key(run)
+        own = key is None or key in empty
+        out[run.run_id] = found[run.run_id] if own else found[first[key].run_id]
+    return out
+
+
+def _artifact_reader(reader: Any, tracking_uri: str) -> Callable[[str, str], bytes] | None:
+    """What reads a file under the server's artifact proxy: the given ``rest.Reader``'s, else one
+    made for the server where it reads it as MLflow's client would (``rest.serves``): MLflow's
+    own HTTP artifact repository waits out a delayed ACK on each request (``rest._quick_ack``)."""
+    served = getattr(reader, "artifact_file", None)
+    if served is None and rest.serves(tracking_uri):
+        served = rest.Reader(tracking_uri).artifact_file
+    return served
+
+
 def read_artifacts(
     runs: Sequence[StoredRun],
     tracking_uri: str,
     path: str = layout.FINGERPRINT_ARTIFACT,
     reader: Any = None,
+    progress: Progress | None = None,
 ) -> dict[str, bytes | None]:
-    """Each run's artifact ``path`` (None where the run has none), by run id. A ``rest.Reader``
-    reads those its server serves (``mlflow-artifacts:``) without MLflow's repositories."""
-    served = getattr(reader, "artifact_file", None)
+    """Each run's artifact ``path`` (None where the run has none), by run id. Those the server
+    serves (``mlflow-artifacts:``) are read through ``rest.Reader``, without MLflow's
+    repositories (:func:`_artifact_reader`)."""
+    served = (
+        _artifact_reader(reader, tracking_uri)
+        if any(local_root(r.artifact_uri) is None for r in runs)
+        else None
+    )
     out: dict[str, bytes | None] = {}
     remote: list[StoredRun] = []
     for run in runs:
@@ -173,6 +351,8 @@ def read_artifacts(
             folder = Path(tmp)
 
             def fetch(run: StoredRun) -> bytes | None:
+                if progress is not None:
+                    progress.add(1)
                 root = proxied_root(run.artifact_uri) if served is not None else None
                 with refused_as(run.run_id, path):
                     if root is None:

@@ -53,11 +53,30 @@ def test_two_different_edits_give_different_diff_digests(repo: Path) -> None:
 
 def test_untracked_files_do_not_change_the_recipe(repo: Path) -> None:
     before = mfp.capture(cwd=repo)
-    (repo / "mlflow.db").write_text("not code")
+    (repo / "notes.txt").write_text("not code")
     after = mfp.capture(cwd=repo)
     assert after.get("git.untracked_count") == 1
     assert after.get("git.dirty") is False
     assert before.hashes["recipe"] == after.hashes["recipe"]
+
+
+@pytest.mark.parametrize("uri", ["sqlite:///mlflow.db", "./mlruns"])
+def test_the_tracking_stores_own_files_are_not_the_projects(
+    repo: Path, uri: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MLflow's default store beside the code (the sqlite file and what sqlite keeps beside it,
+    or a file store), its artifacts and the spool change with every run: none is listed."""
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    monkeypatch.setenv("MLFLOW_FINGERPRINT_SPOOL", str(repo / "spool"))
+    for name in ("mlflow.db", "mlflow.db-journal", "mlflow.db-wal", "mlflow.db-shm", "notes.txt"):
+        (repo / name).write_text("x")
+    for folder in ("mlruns/0", "spool/run"):
+        (repo / folder).mkdir(parents=True)
+        (repo / folder / "meta.yaml").write_text("x")
+    listed = mfp.capture(cwd=repo).get("git.untracked_files")
+    # with a file store, a sqlite file beside it is no store of this process's: the project's
+    sqlite = [] if uri.startswith("sqlite") else [n for n in sorted(os.listdir(repo)) if ".db" in n]
+    assert listed == sorted([*sqlite, "notes.txt"])
 
 
 def test_new_commit_changes_recipe(repo: Path) -> None:

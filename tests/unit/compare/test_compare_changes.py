@@ -83,7 +83,10 @@ def test_a_gap_within_the_noise_of_the_same_recipe_is_not_explained_by_what_diff
     assert loss.spread.band == pytest.approx(1.4e-4)
     text = render(report, "text")
     assert "most likely" not in text
-    assert "within run-to-run noise (band 0.00014 from 2 replicate runs, part at step 3)" in text
+    # both seeded with 0: judged against reruns at seed 0, and the report says so
+    assert (loss.spread.kind, loss.spread.seed) == ("same_seed", 0)
+    band = "run-to-run noise at seed 0 (band 0.00014 from 2 replicate runs seeded with 0, part"
+    assert f"within {band} at step 3)" in " ".join(text.split())  # as wrapped
     assert "program.options.tf32-api is not shown to have changed them" in text
     # The differences are still listed, as what differs: one option and what it set.
     (change,) = report.effective_differences
@@ -202,3 +205,51 @@ def test_the_batch_size_beside_the_workers_stays_a_change_of_its_own() -> None:
     )
     heads = [d.field for d in diff(a, b).effective_differences]
     assert sorted(heads) == ["program.options.batch-size", "program.options.num-workers"]
+
+
+def script_run(script: str, digest: str, argv: list[str], options: dict) -> dict:
+    """A seed-0 CPU run of ``python <script> <argv>``, its options read with their defaults."""
+    return edit(
+        seeded(cpu_record(), 0),
+        **{
+            "program.argv": [script, *argv],
+            "program.options": options,
+            "program.options_source": "argparse",
+            "program.entry": {"kind": "script", "path": script, "sha256": digest},
+            "program.sources": {"files": {script: digest}, "digest": digest, "count": 1},
+        },
+    )
+
+
+COPIED = {"lr": 0.05, "momentum": 0.0}
+
+
+def test_an_edited_copy_of_the_script_is_one_change_with_the_default_it_changed() -> None:
+    """``python my_copy.py`` where the copy changes one default: the entry point heads one
+    change; its digest, both source entries and the option default are beneath it."""
+    a = script_run("train.py", "aaaa", ["--lr", "0.05"], COPIED)
+    b = script_run("my_copy.py", "bbbb", ["--lr", "0.05"], {**COPIED, "momentum": 0.9})
+    report = diff(a, b)
+    (change,) = report.effective_differences
+    assert change.field == "program.entry.path"
+    assert {
+        "program.entry.sha256",
+        "program.sources.files.train.py",
+        "program.sources.files.my_copy.py",
+        "program.options.momentum",
+    } <= {c.field for c in change.consequences}
+    (listed,) = report.to_dict()["differences"]
+    assert listed["field"] == "program.entry.path"
+    for form in ("text", "markdown", "html"):
+        shown = render(report, form).replace("<wbr>", "")  # HTML breaks names at dots
+        assert "↳ program.options.momentum" in shown, form
+    assert "\n2  " not in render(report, "text")
+
+
+def test_an_option_the_copy_was_also_given_stays_a_change_of_its_own() -> None:
+    """``python my_copy.py --lr 0.1``: the copy, and the option the command line changed."""
+    a = script_run("train.py", "aaaa", ["--lr", "0.05"], COPIED)
+    b = script_run("my_copy.py", "bbbb", ["--lr", "0.1"], {"lr": 0.1, "momentum": 0.9})
+    heads = {d.field: d for d in diff(a, b).effective_differences}
+    assert set(heads) == {"program.entry.path", "program.options.lr"}
+    assert "program.options.momentum" in {c.field for c in heads["program.entry.path"].consequences}

@@ -127,10 +127,23 @@ def test_replicates_give_the_seed_to_seed_spread(store):
     close = diff(a, near, tracking_uri=store).metrics[0].spread
     assert close is not None
     assert close.seeds == 4
+    assert (close.kind, close.seed) == ("across_seeds", None)  # A and B: seeds 0 and 1
     assert not close.outside
     assert (close.low, close.high) == (0.5, 0.53)
     far = log_run(store, "replicates", "far", seeded(record, 2), {"acc": [0.1, 0.90]})
     assert diff(a, far, tracking_uri=store).metrics[0].spread.outside
+
+
+def test_a_seed_to_seed_band_rests_only_on_pairs_of_different_seeds(store):
+    """Replicates that share one seed and agree bit for bit show no seed-to-seed spread: a pair
+    whose seeds differ has no band from them (a band of 0 would call any gap a cause)."""
+    record = cpu_record()
+    for name in ("x", "y"):
+        log_run(store, "one-seed", name, seeded(record, 5), {"acc": [0.1, 0.5]})
+    a = log_run(store, "one-seed", "a", seeded(record, 0), {"acc": [0.1, 0.50]})
+    b = log_run(store, "one-seed", "b", seeded(record, 1), {"acc": [0.1, 0.51]})
+    (acc,) = diff(a, b, tracking_uri=store).metrics
+    assert (acc.spread, acc.no_band) == (None, True)
 
 
 def test_fewer_than_three_replicate_seeds_give_no_spread(store):

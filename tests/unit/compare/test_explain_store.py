@@ -127,9 +127,10 @@ def test_gpu_model_and_torch_version_that_moved_together_are_one_block(store) ->
     assert "2.7.0+cu126" in separation.runs_needed
     assert "A100" in separation.runs_needed
     text = render(report, "text")
-    assert "always changed together" in text
+    words = " ".join(text.split())  # the text wraps to the terminal's width
+    assert "always changed together" in words
     assert len(text.splitlines()) <= 40
-    assert "To separate them: runs with" in text
+    assert "To separate them: runs with" in words
 
 
 def test_the_metric_at_a_step_and_runs_without_that_step(store) -> None:
@@ -299,3 +300,28 @@ def test_a_filter_of_400_clauses_is_one_line_naming_the_filter(store, mixed, cap
     assert err.startswith("fingerprint explain: error: bad --filter \"params.lr != 'x0'")
     assert f"({len(huge)} characters): 400 clauses" in err
     assert "database" not in err
+
+
+def test_the_metric_chosen_varies_and_one_all_runs_agree_on_is_one_line(store) -> None:
+    """The demo's experiment (examples/demo.py): A, A again and B with two workers left
+    unseeded, each returning ``steps`` (equal in every run) and ``val_error``. The metric picked
+    is ``val_error``; ``--metric steps`` is one line saying the runs agree; the notes never
+    say nothing varies but the seeds beside a field they could not estimate."""
+    base = seeded(edit(cpu_record(), **{"program.options": {"num-workers": 0}}), 0)
+    workers = {"num_workers": 2, "worker_init_fn": None, "generator": {"present": False}}
+    b = edit(base, **{"program.options": {"num-workers": 2}, "data.loaders": [workers]})
+    for name, record, error in (("A", base, 0.061), ("A-again", base, 0.061), ("B", b, 0.072)):
+        histories = {"loss": LOSS, "steps": [49.0], "val_error": [error]}
+        log_run(store, "demo", name, record, histories)
+    report = mfp.explain("demo", tracking_uri=store)
+    assert report.metric == "val_error"
+    assert any("the first that varies" in n for n in report.notes), report.notes
+    said = " ".join(report.notes)
+    assert not ("not estimated" in said and "no recorded field varies" in said), said
+    steps = mfp.explain("demo", tracking_uri=store, metric="steps")
+    text = render(steps, "text")
+    assert text.count("\n") == 1, text
+    assert "all 3 runs agree on steps" in text
+    for form in ("markdown", "html"):
+        assert "no spread to explain" in render(steps, form)
+    assert "all 3 runs agree on steps" in " ".join(json.loads(render(steps, "json"))["notes"])

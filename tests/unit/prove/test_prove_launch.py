@@ -191,3 +191,24 @@ def test_a_module_folder_python_would_take_from_outside_the_repository_is_refuse
         with pytest.raises(UsageError, match="folder without __init__"):
             job_for(launch(crafted), tree, repo, "sqlite:///x.db", "tok", {})
     assert not outside.exists()
+
+
+def test_a_reruns_name_says_what_it_repeats_and_what_it_set() -> None:
+    """Never A's own name (after a bisect, ``diff A B`` by name must still find one run A)."""
+    from mlflow_fingerprint.prove.names import MAX_CHARS, rerun_name
+
+    assert rerun_name("A", 1, {}) == "A·rerun 1 (as recorded)"
+    named = rerun_name(
+        "A",
+        2,
+        {
+            "program.options.num-workers": 2,
+            "seeds.requested": None,
+            "program.sources.files.model.py": "ab12",
+        },
+    )
+    assert named == "A·rerun 2 (num-workers=2, requested=absent, B's model.py)"
+    long = rerun_name("A", 3, {f"program.options.opt{i}": "v" * 10 for i in range(20)})
+    assert len(long) <= MAX_CHARS
+    assert long.startswith("A·rerun 3 (opt0=")
+    assert long.endswith("…)")

@@ -118,3 +118,28 @@ def test_proven_names_a_cause_and_the_lists_are_always_there() -> None:
     assert shown["ruled_out"] == []
     assert shown["cannot_set"] == ["torch.version"]
     assert BisectResult("not_settable", "a", "b", 2).exit_code == 1
+
+
+def test_what_the_proven_seed_produced_is_beneath_it_and_never_ruled_out() -> None:
+    """A seed 0 vs 1 bisect: the RNG digests read at the first step took B's values only in the
+    rerun that had seed 1, so they are what the seed produced; a source digest a rerun keeping
+    A's curve had B's value for is ruled out; a run name no rerun set is neither."""
+    from mlflow_fingerprint.prove.bisection import measured_consequences
+
+    seed = Knob("apply", "seeds.requested", "seeds.requested", 0, 1, "randomness")
+    helper = Knob("code", "helpers.py", "program.sources.files.helpers.py", "x", "y", "recipe")
+    digests = tuple(f"seeds.at_first_step.state_digests.{g}" for g in ("python", "torch_cpu"))
+    code = "program.sources.files.helpers.py"
+    reruns = [
+        Rerun("base", {}, "a", None),
+        Rerun("helper", {code: "y"}, "a", None, None, frozenset({code, "git.commit"})),
+        Rerun(
+            "seed", {"seeds.requested": 1}, "b", 1, None, frozenset({"seeds.requested", *digests})
+        ),
+    ]
+    end = conclude([seed], [seed, helper], reruns)
+    measured = (*digests, "git.commit", "run.name")
+    (cause,), ruled = measured_consequences(end, measured, reruns)
+    assert cause.field == "seeds.requested"
+    assert set(digests) <= set(cause.sets)
+    assert ruled == (code, "git.commit")

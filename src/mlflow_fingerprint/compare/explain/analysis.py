@@ -77,7 +77,7 @@ def analyse(table: Table, y: np.ndarray) -> Analysis:
         _factor(found, term, fitted, p_adjusted[k], (low[k], high[k]), y, info)
         for k, term in enumerate(terms)
     ]
-    if not found:
+    if not found and not dropped:  # fields that were not estimated did vary
         notes.append("no recorded field varies across these runs but their seeds")
     order = {"important": 0, "undecided": 1, "ruled_out": 2}
     factors.sort(key=lambda f: (order[f.verdict], -f.share, f.label))

@@ -4,7 +4,9 @@ Which runs: the experiment's active runs (matching ``filter_string``, MLflow's s
 FINISHED ones unless ``include_unfinished``; a run without the metric (at the step asked for), or
 with a value that is not a number, is left out and listed with why. Which metric: the one asked
 for, else the summary metric (logged once, at the end: what ``train()`` returned) most runs
-share, else the metric most runs logged.
+share, else the metric most runs logged; of those, the first that varies across the runs and is
+not a step count (``steps``, ``epoch``). Where every run has the same value, there is nothing to
+explain, and the report is one line saying so.
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ from ...model.schema import check_version
 from ...redact import masked_view
 from ...tracking import experiment as reads
 from ...tracking import store as tracking
+from ...tracking.progress import Progress
+from ...tracking.record_cache import RecordCache
 from ..partial import has_fingerprint_tags, record_from_tags
 from ..resolve import find_experiment_id, parse_record
 from .analysis import analyse
-from .result import Explanation, Group, LeftOut, Missing, Outlier
+from .result import Explanation, Group, LeftOut, Missing, Noise, Outlier
 from .table import RunRecord, build
 
 MIN_RUNS = 3
@@ -41,6 +45,11 @@ _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
 _AND = re.compile(r"\s+and\s+", re.IGNORECASE)
 # What MLflow writes for +-inf (``sys.float_info.max``).
 STORED_INFINITY = 1.7976931348623157e308
+# Metrics that count the training rather than measure it (names with their separators dropped).
+COUNTERS = frozenset(
+    {"step", "steps", "globalstep", "numsteps", "totalsteps", "epoch", "epochs", "iteration"}
+    | {"iterations", "iter", "iters", "batches", "numbatches", "samples", "numsamples"}
+)
 FINISHED = "FINISHED"
 # Shown to a user whose experiment mixes fingerprinted runs with runs that are not.
 ONLY_FINGERPRINTED = f"tags.`{layout.TAG_HASH}` LIKE '%'"
@@ -59,7 +68,9 @@ def _at(at: str | int) -> str | int:
         raise ExplainError(f"--at must be final or a step >= 0, not {at!r}") from None
 
 
-def _search(mlflow_client: Any, uri: str, experiment_id: str, filter_string: str) -> list[Any]:
+def _search(
+    mlflow_client: Any, uri: str, experiment_id: str, filter_string: str, progress: Progress
+) -> list[Any]:
     """The runs ``filter_string`` matches. A filter the store refuses, or cannot evaluate where
     the same search without it succeeds (a filter of 400 clauses is past what sqlite takes), is
     a bad --filter, said in one line: not a failure of the store."""
@@ -70,9 +81,12 @@ def _search(mlflow_client: Any, uri: str, experiment_id: str, filter_string: str
             f"{MAX_CLAUSES} explain sends to a store (sqlite joins a table per clause, 200 at "
             "most, and such a query takes minutes to build)"
         )
+    server = uri.startswith(("http://", "https://"))  # its workers answer slices at once
     try:
         with tracking.sql_log_off():
-            return reads.search(mlflow_client, [experiment_id], filter_string)
+            return reads.search(
+                mlflow_client, [experiment_id], filter_string, parallel=server, progress=progress
+            )
     except Exception as exc:
         refused = getattr(exc, "error_code", None) == "INVALID_PARAMETER_VALUE"
         if filter_string and (refused or _answers(mlflow_client, experiment_id)):
@@ -100,24 +114,42 @@ def _shown_filter(filter_string: str, limit: int = 80) -> str:
     return f"{filter_string[:limit]!r}… ({len(filter_string)} characters)"
 
 
+def counts_steps(name: str) -> bool:
+    """A metric that counts the training (``steps``, ``epoch``, ``global_step``): equal in runs
+    of one length, and never what a spread of results is about."""
+    return re.sub(r"[^a-z]", "", name.lower()) in COUNTERS
+
+
+def varies(runs: Sequence[reads.StoredRun], name: str) -> bool:
+    """The runs that logged ``name`` do not all end on one value."""
+    return len({r.metrics[name] for r in runs if name in r.metrics}) > 1
+
+
 def choose_metric(runs: Sequence[reads.StoredRun]) -> tuple[str, str]:
-    """The summary metric most runs share (a metric whose latest value is at step 0: logged
-    once), else the metric most runs logged; and a note saying which and why."""
+    """A metric that varies across the runs, never a step count: the summary metric most runs
+    share (a metric whose latest value is at step 0: logged once), else the metric most runs
+    logged; and a note saying which and why. Where no metric varies, the first of them, and
+    the report says every run agrees on it."""
     summaries = Counter(k for r in runs for k, step in r.metric_steps.items() if step == 0)
-    if summaries:
-        name, count = min(summaries.items(), key=lambda kv: (-kv[1], kv[0]))
-        return name, (
-            f"metric {name}: the summary metric {count} of {len(runs)} runs share "
-            "(--metric picks another)"
-        )
     logged = Counter(k for r in runs for k in r.metrics)
     if not logged:
         raise ExplainError("the runs logged no metric")
-    name, count = min(logged.items(), key=lambda kv: (-kv[1], kv[0]))
-    return (
-        name,
-        f"metric {name}: the metric {count} of {len(runs)} runs logged (--metric picks another)",
+    ranked = [
+        *(("the summary metric", k, n) for k, n in _by_count(summaries)),
+        *(("the metric", k, n) for k, n in _by_count(logged) if k not in summaries),
+    ]
+    useful = [c for c in ranked if not counts_steps(c[1])] or ranked
+    what, name, count = next((c for c in useful if varies(runs, c[1])), useful[0])
+    verb = "share" if what == "the summary metric" else "logged"
+    passed = ", the first that varies" if name != ranked[0][1] else ""
+    return name, f"metric {name}: {what} {count} of {len(runs)} runs {verb}{passed} " + (
+        "(--metric picks another)"
     )
+
+
+def _by_count(counts: Counter[str]) -> list[tuple[str, int]]:
+    """Most runs first, then by name."""
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 def refused(run: reads.StoredRun) -> str | None:
@@ -131,7 +163,29 @@ def refused(run: reads.StoredRun) -> str | None:
     return None
 
 
-def _record(run: reads.StoredRun, data: bytes | None) -> tuple[RunRecord, str | None]:
+# What :func:`_parsed` has parsed: a bytes object's id -> (it, its record); ("packages",
+# digest) -> that package list.
+Parsed = dict[Any, Any]
+
+
+def _parsed(data: bytes, run_id: str, seen: Parsed) -> dict[str, Any]:
+    """``data`` parsed, once per bytes object: runs that share a record (``reads.read_records``)
+    share its sections too, and records with one package digest share one package list (the
+    largest section), so memory grows with the distinct records, not the runs. A record that
+    does not parse is parsed again for each run, so its error names that run."""
+    hit = seen.get(id(data))
+    if hit is not None and hit[0] is data:
+        return hit[1]
+    record, _ = parse_record(data, f"run {run_id}", frozen=False)
+    packages = record.get("packages")
+    digest = packages.get("digest") if isinstance(packages, dict) else None
+    if isinstance(digest, str):
+        record["packages"] = seen.setdefault(("packages", digest), packages)
+    seen[id(data)] = (data, record)
+    return record
+
+
+def _record(run: reads.StoredRun, data: bytes | None, seen: Parsed) -> tuple[RunRecord, str | None]:
     """The run's record as the analysis reads it, and why it is not whole where it is not. A
     user's params are shown masked where they look secret, as ``diff`` shows them."""
     user = tracking.user_params(dict(run.params))
@@ -139,7 +193,7 @@ def _record(run: reads.StoredRun, data: bytes | None) -> tuple[RunRecord, str | 
     why = "no fingerprint artifact"
     if data is not None:
         try:
-            record, _ = parse_record(data, f"run {run.run_id}", frozen=False)
+            record = _parsed(data, run.run_id, seen)
             return RunRecord(run.run_id, {**record, "params": params}, "full"), None
         except ResolveError as exc:
             why = str(exc)
@@ -156,18 +210,23 @@ def explain(
     filter_string: str | None = None,
     tracking_uri: str | None = None,
     include_unfinished: bool = False,
+    progress: bool | Progress = False,
 ) -> Explanation:
     """Which recorded differences account for the spread of ``metric`` across the runs of
     ``experiment`` (a name or id), how much of it is noise, and what these runs cannot separate.
 
-    ``at`` is ``"final"`` (each run's last value) or a step. Raises ``ExplainError`` (one line,
-    a ``FingerprintError``) for an unknown experiment or metric and for fewer than 3 runs;
-    ``ResolveError`` when the store does not answer."""
+    ``at`` is ``"final"`` (each run's last value) or a step. ``progress``: a line on stderr
+    (where it is a terminal) while a read takes over 2 s (``tracking.progress``; the line is
+    cleared once the runs are read, and by the caller's ``close`` of a ``Progress`` it passed).
+    Raises ``ExplainError`` (one line, a ``FingerprintError``) for an unknown experiment or
+    metric and for fewer than 3 runs; ``ResolveError`` when the store does not answer."""
     step = _at(at)
     uri = tracking.effective_uri(tracking_uri)
     mlflow_client = tracking.reader(uri)
     experiment_id = find_experiment_id(mlflow_client, experiment, uri)
-    runs = _search(mlflow_client, uri, experiment_id, filter_string or "")
+    if not isinstance(progress, Progress):
+        progress = Progress(progress)
+    runs = _search(mlflow_client, uri, experiment_id, filter_string or "", progress)
     where = f" matching --filter {filter_string!r}" if filter_string else ""
     if not runs:
         raise ExplainError(f"experiment {experiment!r} has no runs{where}")
@@ -206,7 +265,13 @@ def explain(
             f"explain needs at least {MIN_RUNS} runs with {metric}: experiment {experiment!r} "
             f"has {len(used)}{where}" + (f" ({_left_summary(left)} left out)" if left else "")
         )
-    data = reads.read_artifacts(used, uri, reader=mlflow_client)
+    if np.ptp(y) == 0:
+        progress.close()
+        return _agreed(experiment, experiment_id, metric, step, y, left, notes)
+    data = reads.read_records(
+        used, uri, reader=mlflow_client, progress=progress, cache=RecordCache.beside_spool()
+    )
+    progress.close()
     # values are bounded above, so numpy has nothing to warn of; none of its lines reaches a user
     with np.errstate(all="ignore"):
         return _explained(
@@ -260,6 +325,30 @@ def _values(
         return reads.values_at_step(mlflow_client, uri, ids, metric, int(step))
 
 
+def _agreed(
+    experiment: str,
+    experiment_id: str,
+    metric: str,
+    step: str | int,
+    y: np.ndarray,
+    left: Sequence[LeftOut],
+    notes: Sequence[str],
+) -> Explanation:
+    """Every run has the same value: no spread, so no field, seed or noise floor to weigh."""
+    return Explanation(
+        experiment=experiment,
+        experiment_id=experiment_id,
+        metric=metric,
+        at=step,
+        runs=len(y),
+        mean=float(y[0]),
+        sd=0.0,
+        noise=Noise(None, None, 0, 0),
+        left_out=tuple(left),
+        notes=(*notes, f"all {len(y)} runs agree on {metric}: no spread to explain"),
+    )
+
+
 def _explained(
     experiment: str,
     experiment_id: str,
@@ -272,9 +361,9 @@ def _explained(
     notes: list[str],
     tracking_uri: str | None,
 ) -> Explanation:
-    rows, partial = [], {}
+    rows, partial, seen = [], {}, {}
     for run in used:
-        row, why = _record(run, data[run.run_id])
+        row, why = _record(run, data[run.run_id], seen)
         rows.append(row)
         if why is not None:
             partial[run.run_id] = (row.coverage, why)

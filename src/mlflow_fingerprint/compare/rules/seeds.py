@@ -1,10 +1,16 @@
-"""Seeds and random state: the seed asked for, the seed torch drew, PYTHONHASHSEED, RNG digests."""
+"""Seeds and random state: the seed asked for, the seed torch drew, PYTHONHASHSEED, RNG digests,
+and what the first step started from (``first_step``: read by ``compare/step_zero.py``)."""
 
 from __future__ import annotations
 
 from .. import citations as cite
 from .. import conditions as cond
 from .base import Rule, declared_rule
+
+FIRST_STEP_MEASURED = (
+    "A measured consequence of the seeds and the recipe: compared to say what made step 0 "
+    "differ, never a cause by itself."
+)
 
 RULES: tuple[Rule, ...] = (
     declared_rule(
@@ -72,6 +78,25 @@ RULES: tuple[Rule, ...] = (
         cite.NOT_ARITHMETIC,
         priority=285,
     ),
+    declared_rule(
+        "first_step.before_seeding.torch.drawn",
+        "torch's generator had been drawn from before the seed was set in one run only: what was "
+        "drawn then (the initial weights of a model built above the seeding) is not seeded.",
+        cite.FIRST_STEP,
+        prior=3,
+        priority=283,
+    ),
+    Rule(
+        "first_step.before_seeding",
+        "none",
+        "Where the generators stood when the seed was set; torch's own draws are compared "
+        "through first_step.before_seeding.torch.drawn.",
+        cite.FIRST_STEP,
+        priority=284,
+    ),
+    declared_rule("first_step.weights.digest", FIRST_STEP_MEASURED, cite.FIRST_STEP, priority=286),
+    declared_rule("first_step.batch.digest", FIRST_STEP_MEASURED, cite.FIRST_STEP, priority=287),
+    Rule("first_step", "none", FIRST_STEP_MEASURED, cite.FIRST_STEP, priority=288),
     Rule(
         "seeds.captured_at_stage",
         "none",

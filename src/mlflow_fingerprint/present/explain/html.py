@@ -58,6 +58,9 @@ def _rows(factors: Sequence[Factor]) -> list[tuple[str, ...]]:
 
 
 def render(report: Explanation) -> str:
+    one = words.agreed(report)
+    if one is not None:
+        return f'<!DOCTYPE html>\n<html lang="en"><body><p>{escape(one)}</p></body></html>\n'
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',

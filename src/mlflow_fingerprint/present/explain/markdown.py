@@ -10,6 +10,9 @@ from . import words
 
 
 def render(report: Explanation) -> str:
+    one = words.agreed(report)
+    if one is not None:
+        return cell(one) + "\n"
     out = [f"### {cell(words.title(report))}", "", cell(words.headline(report)), ""]
     out += [cell(words.noise_line(report)), ""]
     shown = [f for f in report.factors if f.verdict != "ruled_out"]

@@ -13,6 +13,7 @@ import textwrap
 from ...compare.explain.result import Explanation
 from ..escape import terminal
 from ..text import aligned
+from ..wrap import fit
 from . import words
 
 MAX_FACTORS = 8
@@ -46,6 +47,9 @@ def wrap(text: str, first: str = "", rest: str = "") -> list[str]:
 
 
 def lines(report: Explanation) -> list[str]:
+    one = words.agreed(report)
+    if one is not None:
+        return [one]
     out = [words.title(report), *wrap(words.headline(report)), "", *wrap(words.noise_line(report))]
     rows = _factor_rows(report)
     if rows:
@@ -85,7 +89,7 @@ def lines(report: Explanation) -> list[str]:
 
 
 def render_plain(report: Explanation) -> str:
-    return "\n".join(map(terminal, lines(report))) + "\n"
+    return fit("\n".join(map(terminal, lines(report)))) + "\n"
 
 
 COLOURS = {"important": "bold green", "undecided": "yellow", "ruled_out": "dim"}

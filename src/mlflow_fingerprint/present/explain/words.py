@@ -87,6 +87,16 @@ def unexplained(report: Explanation) -> float:
     return next((s.share for s in segments(report) if s.kind == "rest"), 0.0)
 
 
+def agreed(report: Explanation) -> str | None:
+    """The one line for runs that all have the same value (nothing to explain); else None."""
+    if report.sd != 0 or report.factors:
+        return None
+    return (
+        f"{report.experiment}: all {plural(report.runs, 'run')} agree on {report.metric} "
+        f"({at_text(report)} {num(report.mean)}): no spread to explain."
+    )
+
+
 def headline(report: Explanation) -> str:
     """One sentence a person reads first."""
     top = report.important
