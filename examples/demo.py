@@ -18,11 +18,12 @@ import sys
 import time
 from pathlib import Path
 
+from mlflow_fingerprint.present.wrap import command_lines
 from pair import diff, log_report, train
 
 EXPERIMENT = "fingerprint-demo"
 RECIPE = ["--seed", "0", "--augment", "--epochs", "1", "--max-steps", "80"]
-UI_PORT = 5000
+UI_PORT = 5000  # mlflow ui's default
 
 
 def command(name: str) -> str:
@@ -42,10 +43,10 @@ def ui_lines(experiment_id: str | None, tracking_uri: str | None) -> list[str]:
     if tracking_uri and tracking_uri.startswith(("http://", "https://")):
         return ["Open it in the MLflow UI:", f"  {tracking_uri.rstrip('/')}/{page}"]
     store = tracking_uri or "sqlite:///mlflow.db"  # MLflow's default store
-    ui = [command("mlflow"), "ui", "--backend-store-uri", store, "--port", str(UI_PORT)]
+    ui = [command("mlflow"), "ui", "--backend-store-uri", store]  # serves on port UI_PORT
     return [
         "Open it in the MLflow UI (run B's Artifacts tab holds the A-vs-B report):",
-        f"  {shlex.join(ui)}",
+        command_lines(shlex.join(ui)),
         f"  then http://127.0.0.1:{UI_PORT}/{page}",
     ]
 

@@ -70,15 +70,22 @@ def drawn_before_seeding(r: Record) -> Finding | None:
     """torch's generator drawn from its OS-drawn seed before the run was seeded (a model built
     at module level), or, in a run nobody seeded, before the first step: the initial weights are
     then not reproducible, whatever seed the run names."""
-    if "torch" in facts.drawn_unseeded(get_path(r, "first_step.before_seeding")):
+    if facts.weights_drawn_unseeded(r):
+        made = get_path(r, "first_step.made_after_seeding") or {}
+        measured = (
+            f"{made['of'] - made['count']} of the {made['of']} parameters the first optimizer "
+            "step updated were made before it"
+            if facts.made_before_seeding(r)
+            else "whatever was drawn then (a model built at module level) is not seeded"
+        )
         return Finding(
             "seeds",
             "high",
             "randomness",
             "The initial weights were drawn before the seed was set: torch's generator had "
             "already been drawn from, from the seed torch takes from the OS at start-up, when "
-            f"the run was seeded with {get_path(r, 'seeds.requested')}, so whatever was drawn "
-            "then (a model built at module level) differs every run.",
+            f"the run was seeded with {get_path(r, 'seeds.requested')}, and {measured}, so they "
+            "differ every run.",
             SEED_FIRST_FIX,
             str(cite.FIRST_STEP),
         )

@@ -137,9 +137,12 @@ def test_lightning_fit_records_seed_batch_size_and_workers(
     )
     assert first["batch"]["digest"] == batch_record(next(iter(loader)), torch)["digest"]
     # the closing line a decorated run prints: the fit's run, and a command that works now
-    (line,) = [x for x in capfd.readouterr().err.splitlines() if x.startswith("mlflow-fingerp")]
+    err = capfd.readouterr().err
+    (line,) = [x for x in err.splitlines() if x.startswith("mlflow-fingerp")]
     assert f"run {logger.run_id} " in line
-    assert f"fingerprint show {logger.run_id}" in line  # the experiment's first run
+    # the command follows on lines of its own, continued by a backslash
+    closing = err.split(line, 1)[1].replace(" \\\n", " ")
+    assert f"fingerprint show {logger.run_id}" in closing  # the experiment's first run
 
 
 def test_transformers_trainer_records_its_arguments(

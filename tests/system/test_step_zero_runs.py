@@ -93,10 +93,15 @@ def test_model_built_before_the_seed_is_named_with_its_fix(
     ra, rb = (_record(uri, ids[n]) for n in ("late_1", "late_2"))
     assert get_path(ra, "first_step.weights.digest") != get_path(rb, "first_step.weights.digest")
     assert get_path(ra, "first_step.batch.digest") == get_path(rb, "first_step.batch.digest")
+    # measured: none of the parameters the first step updated was made after the seed
+    made = get_path(ra, "first_step.made_after_seeding")
+    assert made["count"] == 0, made
+    assert made["of"] > 0, made
     found = audit(ra)
     (seeds,) = [f for f in found.findings if f.check == "seeds"]
     assert seeds.severity == "high"
     assert "drawn before the seed was set" in seeds.finding
+    assert f"{made['of']} of the {made['of']} parameters" in seeds.finding
     assert not any(p.startswith("seeds") for p in found.passed)
 
 
@@ -115,6 +120,8 @@ def test_seeded_first_the_quickstart_is_bitwise_equal_without_a_warning(
         "seed_chosen": True,
     }
     assert get_path(record, "first_step.recorded_by") == "torch.optim"
+    made = get_path(record, "first_step.made_after_seeding")
+    assert made["count"] == made["of"] > 0, made
     assert any(p.startswith("seeds") for p in audit(record).passed)
 
 
@@ -220,3 +227,43 @@ def test_the_optimizer_hook_records_the_first_step_and_then_waits_for_nothing() 
     assert first["recorded_by"] == "torch.optim"
     assert first["weights"]["digest"] == initial  # before the update
     assert first["batch"] == {"unavailable": "no batch was seen before the first step"}
+
+
+def test_an_earlier_draw_in_the_process_is_no_threat_where_the_model_is_made_after_the_seed(
+    sqlite_tracking_uri: str,
+) -> None:
+    """A notebook or an in-process sweep: torch's generator was drawn from its OS seed by an
+    earlier training when this run is seeded. Whether the weights were drawn before the seed is
+    then measured (which parameters a module registered after it), not guessed from the
+    generator: a model built inside the run passes the audit; one built before it is named."""
+    import torch
+
+    import mlflow_fingerprint as mfp
+
+    def train(model: torch.nn.Module | None) -> Any:
+        with mfp.fingerprinted(experiment="in-process", seed=0) as run:
+            model = model if model is not None else torch.nn.Linear(4, 2)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            loss = model(torch.ones(3, 4)).pow(2).mean()
+            loss.backward()
+            optimizer.step()
+            run.log_metrics({"loss": loss.item()}, step=0)
+        return _record(sqlite_tracking_uri, str(run.run_id))
+
+    torch.seed()  # an OS-drawn seed, as a fresh process has
+    torch.randn(8)  # an earlier training drew from it
+    inside = train(None)
+    assert get_path(inside, "first_step.before_seeding.torch.drawn") is True
+    assert get_path(inside, "first_step.before_seeding.torch.seed_chosen") is False
+    assert get_path(inside, "first_step.made_after_seeding") == {"count": 2, "of": 2}
+    found = audit(inside)
+    assert "seeds: seeded with 0" in found.passed
+    assert not [f for f in found.findings if f.check == "seeds"]
+
+    torch.seed()
+    before = train(torch.nn.Linear(4, 2))  # built above the seeding
+    assert get_path(before, "first_step.made_after_seeding") == {"count": 0, "of": 2}
+    (seeds,) = [f for f in audit(before).findings if f.check == "seeds"]
+    assert "2 of the 2 parameters the first optimizer step updated were made before it" in (
+        seeds.finding
+    )

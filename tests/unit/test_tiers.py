@@ -81,19 +81,29 @@ def test_time_past_the_limit_is_a_problem(guard: TierGuard) -> None:
     with guard.watching(0.05) as watch:
         assert watch.problems(load=1.0) == []
         time.sleep(0.1)
-    (late,) = watch.problems(load=1.0)
+    (late,) = watch.problems(load=1.0, cpu_s=0.1)
     assert late.startswith("took 0.1 s (the unit tier allows 0.05 s a test)")
+    # asleep, its thread used no CPU: kept waiting, up to WAITED times the limit
+    assert watch.problems(load=1.0) == []
+    (late,) = watch.problems(elapsed_s=0.25, load=1.0)
+    assert late.startswith("took 0.2 s (the unit tier allows 0.05 s a test; 0 s at this load)")
 
 
 def test_the_limit_stretches_with_the_load_of_a_shared_machine(guard: TierGuard) -> None:
     with guard.watching(5.0) as watch:
         pass
-    assert watch.problems(elapsed_s=6.0, load=0.5) == [
+    assert watch.problems(elapsed_s=6.0, load=0.5, cpu_s=6.0) == [
         "took 6.0 s (the unit tier allows 5 s a test)"
     ]
-    assert watch.problems(elapsed_s=6.0, load=2.0) == []  # two runnable processes per core
-    assert watch.problems(elapsed_s=12.0, load=2.0) == [
+    assert watch.problems(elapsed_s=6.0, load=2.0, cpu_s=6.0) == []  # 2 runnable per core
+    assert watch.problems(elapsed_s=12.0, load=2.0, cpu_s=6.0) == [
         "took 12.0 s (the unit tier allows 5 s a test; 10 s at this load)"
+    ]
+    # a test whose thread used 0.8 s of CPU took 8 s beside a training that had just started
+    # (the minute's load still low): it waited, it did not cost
+    assert watch.problems(elapsed_s=8.2, load=0.5, cpu_s=0.8) == []
+    assert watch.problems(elapsed_s=21.0, load=0.5, cpu_s=0.8) == [
+        "took 21.0 s (the unit tier allows 5 s a test; 20 s at this load)"
     ]
 
 
@@ -101,7 +111,10 @@ def test_a_slow_unit_test_fails_and_says_where_it_belongs(pytester: pytest.Pytes
     """The whole path, in a session of its own: a unit test over the limit fails at its teardown
     and says why; the same tests under tests/system are marked slow by their folder."""
     pytester.makeconftest('pytest_plugins = ["support.tiers"]')
-    body = "import time\n\ndef test_sleeps():\n    time.sleep(0.3)\n\ndef test_quick():\n    pass\n"
+    body = (  # a test that computes for 0.3 s of its own thread's CPU
+        "import time\n\ndef test_sleeps():\n    end = time.thread_time() + 0.3\n"
+        "    while time.thread_time() < end:\n        pass\n\ndef test_quick():\n    pass\n"
+    )
     for tier in ("unit", "system"):
         (pytester.path / "tests" / tier).mkdir(parents=True)
         (pytester.path / "tests" / tier / f"test_{tier}.py").write_text(body)

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import shlex
+
 from mlflow_fingerprint import diff
 from mlflow_fingerprint.present import render
-from mlflow_fingerprint.present.wrap import shorten, wrap
+from mlflow_fingerprint.present.wrap import command_lines, shorten, wrap
 from support.records import cpu_record, edit
 
 
@@ -72,3 +74,14 @@ def test_fit_wraps_every_line_at_words_and_keeps_numbers_whole(monkeypatch):
     assert columns() == 40  # narrower than a report can read: 40
     monkeypatch.setenv("COLUMNS", "wide")
     assert columns() == 100  # not a number: the default (the tests' output is no terminal)
+
+
+def test_a_command_breaks_only_between_its_words_and_pastes_back_whole() -> None:
+    """A closing line's command: a path longer than the line stays one word (broken at its
+    underscore, the pasted command named another file), and the lines join back to it."""
+    path = "sqlite:////tmp/pytest-of-root/pytest-99/popen-gw0/test_each_run_prints_a_command0/x.db"
+    command = f"fingerprint show 0f8143ffe00140b288e9d8699f163cf7 --tracking-uri {path}"
+    text = command_lines(command, width=60)
+    assert path in text.splitlines()[-1]
+    assert shlex.split(text.replace("\\\n", " ")) == shlex.split(command)
+    assert all(len(line) <= 60 for line in text.splitlines() if path not in line)

@@ -261,5 +261,7 @@ def probe(ctx: Any) -> dict[str, Any]:
         "weights": first.get("weights", not_yet),
         "batch": first.get("batch", not_yet),
         "before_seeding": dict(run.before_seeding) if run.before_seeding is not None else None,
+        # of the optimizer's parameters, how many a module registered after the seed was set
+        "made_after_seeding": first.get("made_after_seeding"),
         "generators_at_first_step": first.get("generators"),
     }

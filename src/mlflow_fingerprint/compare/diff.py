@@ -170,11 +170,12 @@ def bisect_hint(
     if verdict == "explained" and not settable:
         return None
     blocked = bisect_ready.missing((a, b))
-    if blocked is not None:
+    if blocked is not None and not bisect_ready.placed(blocked):
         return blocked
+    where = blocked or "run it in the runs' repository"
     return (
-        "a controlled rerun can prove which of these moved the numbers (run it in the runs' "
-        f"repository): fingerprint bisect {a.ref.run_id} {b.ref.run_id}"
+        f"a controlled rerun can prove which of these moved the numbers ({where}): "
+        f"fingerprint bisect {a.ref.run_id} {b.ref.run_id}"
     )
 
 

@@ -265,3 +265,26 @@ def drawn_unseeded(before: Any) -> list[str]:
         and before[name].get("drawn") is True
         and before[name].get("seed_chosen") is False
     ]
+
+
+def made_before_seeding(record: Record) -> bool | None:
+    """Whether some of the parameters the first optimizer step updated existed before the run
+    was seeded (``first_step.made_after_seeding``: a module registered fewer than all of them
+    after the seed): True, False where every one was made after it, None where not measured (a
+    run the wrapper did not seed, no optimizer step yet, a torch without registration hooks)."""
+    made = get_path(record, "first_step.made_after_seeding")
+    if not isinstance(made, Mapping):
+        return None
+    count, of = made.get("count"), made.get("of")
+    if not isinstance(count, int) or not isinstance(of, int) or of <= 0:
+        return None
+    return count < of
+
+
+def weights_drawn_unseeded(record: Record) -> bool:
+    """torch's generator had been drawn from its OS seed when the run was seeded, and the first
+    step's parameters were not all made after the seed (or that was not measured): the initial
+    weights may then have been drawn before the seed."""
+    if "torch" not in drawn_unseeded(get_path(record, "first_step.before_seeding")):
+        return False
+    return made_before_seeding(record) is not False

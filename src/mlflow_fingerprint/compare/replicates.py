@@ -322,11 +322,9 @@ def _note(
         f"; {untold} candidate runs not read (too many without the replicate tag)" if untold else ""
     )
     kind = (
-        f"seeded with {seed} like A and B, so the band is run-to-run noise at that seed; only "
-        "what enablers drew differs"
+        f"seeded with {seed} like A and B: run-to-run noise at that seed"
         if seed is not None
-        else "A and B were not seeded alike, so the band is the spread between replicates of "
-        "different seeds; only seeds and what enablers drew differ"
+        else "A and B not seeded alike: the spread between seeds"
     )
     if found:
         return (

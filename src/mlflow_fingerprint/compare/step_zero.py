@@ -21,7 +21,7 @@ from typing import Any
 from ..model.fingerprint import get_path
 from . import citations as cite
 from .curves import difference_acts_from_step_0
-from .facts import drawn_unseeded
+from .facts import made_before_seeding, weights_drawn_unseeded
 from .report import Difference, Enabler, MetricComparison
 
 Record = Mapping[str, Any]
@@ -79,8 +79,9 @@ def measured_equal(a: Record, b: Record, digest: str) -> bool | None:
 
 def drawn_before_seed(record: Record) -> bool:
     """torch's generator had been drawn from, from the seed it took from the OS, when the run's
-    seed was set: what was drawn then (the initial weights, above all) is not seeded."""
-    return "torch" in drawn_unseeded(get_path(record, DRAWN))
+    seed was set, and the first step's parameters are not all measured to be made after it:
+    what was drawn then (the initial weights, above all) is not seeded."""
+    return weights_drawn_unseeded(record)
 
 
 def first_step_parting(metrics: Sequence[MetricComparison]) -> MetricComparison | None:
@@ -183,7 +184,14 @@ def reason(
     """The report's differences, enablers and notes, given what step 0 was measured to be."""
     weights = measured_equal(a, b, WEIGHTS)
     batch = measured_equal(a, b, BATCH)
-    drawn = [label for label, r in (("A", a), ("B", b)) if drawn_before_seed(r)]
+    # with other seeds the initial weights differ whenever they were drawn: the seed explains
+    # them, unless the parameters were measured to be made before the seed
+    same_seed = get_path(a, "seeds.requested") == get_path(b, "seeds.requested")
+    drawn = [
+        label
+        for label, r in (("A", a), ("B", b))
+        if drawn_before_seed(r) and (same_seed or made_before_seeding(r) is True)
+    ]
     parting = first_step_parting(metrics)
     out_enablers = list(enablers)
     lead_notes: tuple[str, ...] = ()

@@ -119,7 +119,7 @@ FIELDS: tuple[Declared, ...] = (
     # What the first step started from: measured consequences, read by compare/step_zero.py.
     Declared("first_step.weights.digest", "none"),
     Declared("first_step.batch.digest", "none"),
-    Declared("first_step.before_seeding.torch.drawn", "randomness"),
+    Declared("first_step.before_seeding.torch.drawn", "none"),
     Declared("git.commit", "recipe", tag=layout.TAG_GIT_COMMIT),
     Declared("git.dirty", "recipe", reads=git_dirty_text, tag=layout.TAG_GIT_DIRTY),
     Declared(

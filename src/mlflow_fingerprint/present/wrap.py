@@ -91,7 +91,17 @@ def fit(text: str, width: int | None = None) -> str:
 
 def command_lines(command: str, width: int | None = None, indent: str = "  ") -> str:
     """A shell command to copy, in ``width`` columns: broken at its spaces with a trailing
-    backslash, so the lines paste back as the one command."""
+    backslash, so the lines paste back as the one command; a word longer than a line (a path)
+    stays whole and overflows."""
     width = width or columns()
-    lines = wrap(command, width - 2, indent + "  ", indent)
+    room = width - 2  # the trailing `` \\``
+    lines: list[str] = []
+    line = indent
+    for word in command.split():
+        # never inside a word: a path or URI broken there would no longer paste back whole
+        if line.strip() and len(line) + 1 + len(word) > room:
+            lines.append(line)
+            line = indent + "  "
+        line += word if not line.strip() else " " + word
+    lines.append(line)
     return " \\\n".join(lines)

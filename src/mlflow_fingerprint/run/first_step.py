@@ -16,8 +16,10 @@ Both digests are bounded (``capture/first_step.py``) and any failure is recorded
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import threading
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -79,6 +81,47 @@ def _stop_waiting(recorder: FirstStepRecorder) -> None:
             _waiting.remove(recorder)
 
 
+# Parameters a module registered while a seeded run waited for its first step: whether the
+# optimizer's parameters were made after the seed was set is then measured, not guessed from
+# where the generator stood (an earlier training in the process draws from it too).
+_watching: list[FirstStepRecorder] = []
+_watch_registered: list[Any] = []
+
+
+def _on_parameter(module: Any, name: str, param: Any) -> None:
+    """The process's one module parameter registration hook (torch calls it as any module
+    registers a parameter, the model's construction): handed to the runs watching."""
+    if not _watching or param is None:
+        return
+    for recorder in list(_watching):
+        recorder._made(param)
+
+
+def _watch_parameters(recorder: FirstStepRecorder) -> None:
+    with _waiting_lock:
+        if not _watch_registered:
+            module = _safely(lambda: importlib.import_module("torch.nn.modules.module"))
+            register = getattr(module, "register_module_parameter_registration_hook", None)
+            handle = _safely(lambda: register(_on_parameter)) if callable(register) else None
+            if handle is None or isinstance(handle, dict):  # an older torch: not measured
+                return
+            _watch_registered.append(handle)
+        _watching.append(recorder)
+
+
+def _stop_watching(recorder: FirstStepRecorder) -> None:
+    with _waiting_lock:
+        if recorder in _watching:
+            _watching.remove(recorder)
+
+
+def made_after_seeding(groups: list[list[Any]], made: Mapping[int, Any]) -> dict[str, int]:
+    """How many of the optimizer's parameters a module registered after the seed was set."""
+    params = [p for group in groups for p in group]
+    after = sum(1 for p in params if (ref := made.get(id(p))) is not None and ref() is p)
+    return {"count": after, "of": len(params)}
+
+
 def waiting() -> int:
     """How many runs wait for their first optimizer step (0 once every run took one)."""
     return len(_waiting)
@@ -90,17 +133,28 @@ class FirstStepRecorder:
     which seed (for a run the wrapper did not seed: a program that never seeds draws its initial
     weights from the seed torch took from the OS)."""
 
-    def __init__(self, generators: bool = False) -> None:
+    def __init__(self, generators: bool = False, seeded: bool = False) -> None:
         self._generators = generators
+        self._seeded = seeded
         self._lock = threading.Lock()
         self._batch: dict[str, Any] | None = None
         self._record: dict[str, Any] | None = None
+        # id -> weak reference of each parameter registered since the seed (``seeded`` only)
+        self._made_since: dict[int, Any] = {}
+        self._watched = False
 
     def start(self) -> FirstStepRecorder:
         if optional_torch() is not None:
+            if self._seeded:
+                _watch_parameters(self)
+                self._watched = self in _watching
             _wait_for_step(self)
         want_next_batch(self._first_batch)
         return self
+
+    def _made(self, param: Any) -> None:
+        with contextlib.suppress(TypeError):  # not weakly referable: not counted
+            self._made_since[id(param)] = weakref.ref(param)
 
     def _first_batch(self, batch: Any) -> None:
         torch = optional_torch()
@@ -109,15 +163,32 @@ class FirstStepRecorder:
                 self._batch = _safely(lambda: batch_record(batch, torch))
 
     def _step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        """At the first step (``_dispatch``): the optimizer's parameters as they are."""
+        """At the first step (``_dispatch``): the optimizer's parameters as they are, and how
+        many of them were made after the seed was set (a seeded run)."""
         torch = optional_torch()
-        self.taken("torch.optim", lambda: weights_record(optimizer_groups(optimizer), torch))
+        _stop_watching(self)
+        made = None
+        if self._watched:
+            made = _safely(
+                lambda: made_after_seeding(optimizer_groups(optimizer), self._made_since)
+            )
+        self._made_since = {}
+        self.taken(
+            "torch.optim",
+            lambda: weights_record(optimizer_groups(optimizer), torch),
+            made_after_seeding=made,
+        )
 
     def taken(
-        self, recorded_by: str, weights: Callable[[], Any], batch: Any = None
+        self,
+        recorded_by: str,
+        weights: Callable[[], Any],
+        batch: Any = None,
+        made_after_seeding: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Record the first step once (``weights`` read now; ``batch`` a framework gave, else the
-        first one a loader yielded); later calls return the first record."""
+        first one a loader yielded; ``made_after_seeding``: how many of the optimizer's
+        parameters were registered after the seed); later calls return the first record."""
         with self._lock:
             if self._record is not None:
                 return self._record
@@ -130,6 +201,8 @@ class FirstStepRecorder:
                 "weights": _safely(weights),
                 "batch": found,
             }
+            if made_after_seeding is not None:
+                record["made_after_seeding"] = dict(made_after_seeding)
             if self._generators:
                 record["generators"] = _safely(
                     lambda: generators_before_seeding(torch, last_seed())
@@ -146,4 +219,6 @@ class FirstStepRecorder:
     def stop(self) -> None:
         """The run ended: it waits for no step and no batch any more."""
         _stop_waiting(self)
+        _stop_watching(self)
+        self._made_since = {}
         drop_batch_wish(self._first_batch)

@@ -109,5 +109,6 @@ def prepare(
     forced = Forced(overrides, environment, apply_switches(overrides), stop_after)
     adjust = LoaderOverrides(overrides).adjust if overrides.touches_loaders() else None
     recorder = LoaderRecorder(on_first_iter=on_first_iter, adjust=adjust).start()
-    first_step = FirstStepRecorder(generators=options.seed is None).start()
+    seeded = options.seed is not None
+    first_step = FirstStepRecorder(generators=not seeded, seeded=seeded).start()
     return Prepared(recorder, determinism, digests, forced, before, first_step)

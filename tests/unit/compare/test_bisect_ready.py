@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mlflow_fingerprint.compare.bisect_ready import NO_COMMIT, missing
+from mlflow_fingerprint.compare.bisect_ready import NO_COMMIT, missing, placed
 from mlflow_fingerprint.compare.report import RunRef
 from mlflow_fingerprint.compare.resolve import Resolved
 from support.gitrepo import git
@@ -18,6 +18,7 @@ def run_with(commit: object) -> Resolved:
 def test_runs_without_a_commit_are_told_to_commit(tmp_path: Path) -> None:
     no_commit = {"unavailable": "not a git repository: /tmp/x"}
     assert missing([run_with(no_commit), run_with("a" * 40)], tmp_path) == NO_COMMIT
+    assert not placed(NO_COMMIT)  # no command to offer: it would fail anywhere
 
 
 def test_outside_the_runs_repository_the_hint_says_where_to_run_it(tmp_path: Path) -> None:
@@ -31,11 +32,11 @@ def test_outside_the_runs_repository_the_hint_says_where_to_run_it(tmp_path: Pat
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     assert "inside a clone" in str(missing(runs, elsewhere))
+    assert placed(missing(runs, elsewhere))  # the command is offered, with where it runs
     other = tmp_path / "other"
     other.mkdir()
     git(other, "init", "-q", "-b", "main")
     git(other, "commit", "-q", "--allow-empty", "-m", "another project")
     assert missing(runs, other) == (
-        f"bisect needs commit {head[:12]} in this repository: fetch it, or run it inside the "
-        "runs' repository"
+        f"run it inside the runs' repository, or fetch commit {head[:12]} into this one"
     )

@@ -80,10 +80,10 @@ RULES: tuple[Rule, ...] = (
     ),
     declared_rule(
         "first_step.before_seeding.torch.drawn",
-        "torch's generator had been drawn from before the seed was set in one run only: what was "
-        "drawn then (the initial weights of a model built above the seeding) is not seeded.",
+        "Whether torch's generator had been drawn from when the seed was set: an earlier "
+        "training in the process draws too, so it matters only where the initial weights were "
+        "drawn then, which the weights' digests measure (compare/step_zero.py).",
         cite.FIRST_STEP,
-        prior=3,
         priority=283,
     ),
     Rule(
