@@ -65,7 +65,7 @@ def train(
     if live():
         print("\r" + " " * 40 + "\r", end="", file=sys.stderr, flush=True)
     else:
-        print(f"  ... done in {seconds:.0f}s", flush=True)
+        print(f" ... done in {seconds:.0f}s", flush=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])
     return Trained(
         result["run_id"], result.get("experiment_id"), name, seconds, result["val_error"]

@@ -480,7 +480,7 @@ def ended(project: Project, of: str, cli: subprocess.Popen[str], before: set[str
         if cli.poll() is None:
             cli.kill()
     new = set(reruns_of(project, of)) - before
-    tree = re.search(r"rerunning \w+ in (\S+)", err)
+    tree = re.search(r"rerunning \w+ in\s+(\S+)", err)  # the line may wrap before the path
     left = project.rerun_processes(project.ids[of])
     return Ended(cli.returncode, err, min(new) if new else None, [], left, tree and Path(tree[1]))
 
@@ -960,3 +960,42 @@ def test_a_timed_out_job_ends_its_whole_process_group(tmp_path: Path) -> None:
     assert time.monotonic() - started < 30
     started_pids = [int(p) for p in pids.read_text().split()]
     wait_until(lambda: not any(alive(p) for p in started_pids), 10, "the group ends")
+
+
+def test_the_ui_lists_each_rerun_by_what_it_set(
+    project: Project, jobs: dict[str, Any], tmp_path: Path
+) -> None:
+    """Issue 46, in the MLflow UI after the real bisect of the demo's pair: the runs table,
+    searched for the names starting with A, shows A once and every rerun as ``A·rerun N (...)``
+    (before, five runs called A); each rerun's page is titled with its name. Headless Chromium,
+    with a screenshot of the table."""
+    from support.browser import chromium, open_page, run_url, show_columns
+    from support.mlflow_team import MlflowServer
+
+    if chromium() is None:
+        reason = "no chromium on PATH: apt-get install chromium (bash .ci/run does)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    client = project.client()
+    reruns = [r["run_id"] for r in jobs["bisect:w2"].json()["reruns"]]
+    names = [client.get_run(r).info.run_name for r in reruns]
+    experiment = client.get_experiment_by_name("bisect").experiment_id
+    server = MlflowServer(project.uri, str(tmp_path / "served"), env={}, workers=1)
+    server.start()
+    try:
+        with open_page() as page:
+            show_columns(page, server.url, experiment, [], search="attributes.run_name LIKE 'A%'")
+            page.goto(f"{server.url}/#/experiments/{experiment}/runs?workflowType=machine_learning")
+            table = page.wait_for("Run Name", names[0], settle_s=2)
+            page.screenshot(tmp_path / "reruns.png")
+            shown = table.split("\n")
+            assert shown.count("A") == 1, table  # only A is named A
+            assert set(names) <= set(shown), (names, table)
+            assert (tmp_path / "reruns.png").stat().st_size > 10_000  # a drawn page
+            for run, name in zip(reruns[:2], names[:2], strict=True):
+                page.goto("about:blank")
+                page.goto(run_url(server.url, experiment, run))
+                assert name in page.wait_for(name).split("\n")
+    finally:
+        server.close()

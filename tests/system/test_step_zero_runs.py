@@ -120,8 +120,11 @@ def test_seeded_first_the_quickstart_is_bitwise_equal_without_a_warning(
         "seed_chosen": True,
     }
     assert get_path(record, "first_step.recorded_by") == "torch.optim"
+    # the model was made before the decorator seeded (at module level), but drawn from the
+    # seed the script chose first: made before that seeding, and no threat
     made = get_path(record, "first_step.made_after_seeding")
-    assert made["count"] == made["of"] > 0, made
+    assert made["count"] == 0, made
+    assert made["of"] > 0, made
     assert any(p.startswith("seeds") for p in audit(record).passed)
 
 

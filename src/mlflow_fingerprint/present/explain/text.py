@@ -13,13 +13,18 @@ import textwrap
 from ...compare.explain.result import Explanation
 from ..escape import terminal
 from ..text import aligned
-from ..wrap import fit
+from ..wrap import columns, fit
+from ..wrap import wrap as fitted
 from . import words
 
 MAX_FACTORS = 8
 MAX_OUTLIERS = 3
 MAX_NOTES = 3
 HEADER = ("#", "factor", "share", "95% interval", "verdict", "mean per value")
+# The factor column's width: the table's columns before "mean per value" then take 90 of a
+# 100-column terminal, and the means wrap beneath their own column.
+FACTOR_CHARS = 44
+MEANS_INDENT = " " * 5  # where a row's wrapped means go on
 
 
 def _factor_rows(report: Explanation) -> list[tuple[str, ...]]:
@@ -27,7 +32,7 @@ def _factor_rows(report: Explanation) -> list[tuple[str, ...]]:
     return [
         (
             str(i),
-            words.short(f.label + (" *" if f.confounded else ""), 50),
+            words.short(f.label + (" *" if f.confounded else ""), FACTOR_CHARS),
             words.pct(f.share),
             words.interval(f),
             f.verdict,
@@ -46,6 +51,20 @@ def wrap(text: str, first: str = "", rest: str = "") -> list[str]:
     )
 
 
+def table(rows: list[tuple[str, ...]], width: int) -> list[str]:
+    """The factors aligned; a row wider than ``width`` wraps its last column (the means per
+    value, which run free) onto indented lines below, so the columns before it stay aligned."""
+    out: list[str] = []
+    table_lines = aligned(HEADER, rows)
+    start = table_lines[0].index(HEADER[-1])
+    for line in table_lines:
+        if len(line) <= width or start >= width - 8:
+            out.append(line)  # fits, or too narrow a terminal to hang anything: fit() wraps it
+            continue
+        out += fitted(line[start:], width, MEANS_INDENT, line[:start])
+    return out
+
+
 def lines(report: Explanation) -> list[str]:
     one = words.agreed(report)
     if one is not None:
@@ -53,7 +72,7 @@ def lines(report: Explanation) -> list[str]:
     out = [words.title(report), *wrap(words.headline(report)), "", *wrap(words.noise_line(report))]
     rows = _factor_rows(report)
     if rows:
-        out += ["", "Fields that vary, by their share of the variance:", *aligned(HEADER, rows)]
+        out += ["", "Fields that vary, by their share of the variance:", *table(rows, columns())]
     hidden = sum(1 for f in report.factors if f.verdict != "ruled_out") - len(rows)
     if hidden > 0:
         out.append(f"  … and {hidden} more (--format json lists them all)")
