@@ -175,6 +175,16 @@ def origin(ctx: Context) -> Outcome:
     )
 
 
+def variable(ctx: Context) -> Outcome:
+    """``variable MOMENTUM: 0.9 vs 0.5``: a knob the program may read from its environment."""
+    name = _last(ctx)
+    return Outcome(
+        "recipe",
+        f"variable {name}: {shown(ctx.change.a)} vs {shown(ctx.change.b)}; the program may read "
+        "it (a param it logged from it differs too where it did).",
+    )
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
         "program.options.*",
@@ -261,6 +271,23 @@ RULES: tuple[Rule, ...] = (
         priority=1410,
     ),
     Rule("params.*", "recipe", "A logged param differs.", RECIPE, 3, param, priority=1420),
+    Rule(
+        "program.env.*",
+        "recipe",
+        "An environment variable differs.",
+        RECIPE,
+        2,
+        variable,
+        priority=1422,
+    ),
+    Rule(
+        "program.env_volatile",
+        "none",
+        "Which of the shell's, the terminal's or a job runner's variables were set; they say "
+        "where and how the run was started, not how it trained.",
+        NONE_CLASS,
+        priority=1424,
+    ),
     Rule(
         "seeds.origin",
         "randomness",
