@@ -175,7 +175,9 @@ def split(differences: Sequence[Difference]) -> Split:
             continue
         # A package's rule says whether it usually computes tensors; a rerun can test it, so
         # a package the program reads (a constant, a default) is searched whatever the rule.
-        knob = knob_for(d) if d.effect != "none" or PACKAGE.match(d.field) else None
+        # So is a variable of the program's own that nothing showed was read: only a rerun can.
+        searched = PACKAGE.match(d.field) or PROGRAM_ENV.match(d.field)
+        knob = knob_for(d) if d.effect != "none" or searched else None
         if knob is not None:
             knobs.setdefault((knob.kind, knob.key), knob)
         elif PACKAGE.match(d.field):

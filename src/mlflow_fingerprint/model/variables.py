@@ -40,6 +40,16 @@ NUMERICS_ENV = (
 )
 # Read once, when the thread pools start: a rerun sets them before the process starts.
 THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+# Read by NCCL and Horovod: how a job's gradients are reduced (``distributed.env``).
+DISTRIBUTED_ENV = (
+    "NCCL_ALGO",
+    "NCCL_PROTO",
+    "NCCL_MIN_NCHANNELS",
+    "NCCL_MAX_NCHANNELS",
+    "NCCL_P2P_DISABLE",
+    "NCCL_IB_DISABLE",
+    "HOROVOD_FUSION_THRESHOLD",
+)
 
 # Every variable a rerun may set: the recorded ones, the hash seed and the other thread pools,
 # TensorFlow's determinism switches. None of them names a file, a library or code to load.
@@ -60,10 +70,18 @@ RERUN_ENV: frozenset[str] = frozenset(
     }
 )
 
-# Recorded in a section of their own (above, ``seeds.pythonhashseed``, ``gpu.visible_devices``):
+# Recorded in a section of their own (above, ``seeds.pythonhashseed``, ``gpu.visible_devices``,
+# ``distributed.env``):
 # left out of ``program.env`` so that one difference is not reported twice.
 RECORDED_ELSEWHERE: frozenset[str] = frozenset(
-    {*DETERMINISM_ENV, *NUMERICS_ENV, *THREAD_ENV, "PYTHONHASHSEED", "CUDA_VISIBLE_DEVICES"}
+    {
+        *DETERMINISM_ENV,
+        *NUMERICS_ENV,
+        *THREAD_ENV,
+        *DISTRIBUTED_ENV,
+        "PYTHONHASHSEED",
+        "CUDA_VISIBLE_DEVICES",
+    }
 )
 
 # Read by the interpreter, the dynamic loader, a shell or the package's tools to decide which code

@@ -175,13 +175,41 @@ def origin(ctx: Context) -> Outcome:
     )
 
 
+# Where a value the program read shows up: what it logged and what it was called with.
+READ_INTO = ("params", "program.options", "program.call")
+
+
+def _carried_by(record: Mapping[str, Any], value: Any) -> set[str]:
+    """The params, options and call arguments whose value is ``value`` (as text)."""
+    found = set()
+    for section in READ_INTO:
+        values = get_path(record, section)
+        if isinstance(values, Mapping):
+            found |= {f"{section}.{k}" for k, v in values.items() if str(v) == str(value)}
+    return found
+
+
 def variable(ctx: Context) -> Outcome:
-    """``variable MOMENTUM: 0.9 vs 0.5``: a knob the program may read from its environment."""
+    """``variable MOMENTUM: 0.9 vs 0.5``. Every variable of the process is recorded, and two
+    runs differ in many nobody reads (a harness's, a scheduler's): one is a cause only where the
+    run shows it was read, a param, an option or a call argument holding its value in both runs.
+    Otherwise it is listed as a difference nothing shows was read (an unexplained pair names it
+    among what the record cannot rule out)."""
     name = _last(ctx)
+    values = f"variable {name}: {shown(ctx.change.a)} vs {shown(ctx.change.b)}"
+    if ctx.change.a is not MISSING and ctx.change.b is not MISSING:
+        carried = _carried_by(ctx.a, ctx.change.a) & _carried_by(ctx.b, ctx.change.b)
+        if carried:
+            return Outcome(
+                "recipe",
+                f"{values}; the program read it: {', '.join(sorted(carried))} holds its value "
+                "in both runs.",
+                prior=3,
+            )
     return Outcome(
-        "recipe",
-        f"variable {name}: {shown(ctx.change.a)} vs {shown(ctx.change.b)}; the program may read "
-        "it (a param it logged from it differs too where it did).",
+        "none",
+        f"{values}; nothing the runs logged holds its value, so nothing shows the program read "
+        "it (a param logged from it would).",
     )
 
 
