@@ -11,7 +11,6 @@ from .context import ProbeContext
 from .reading import env_values, safe
 
 
-
 def _env_int(name: str) -> int | None:
     value = os.environ.get(name)
     return int(value) if value is not None and value.strip().lstrip("-").isdigit() else None
