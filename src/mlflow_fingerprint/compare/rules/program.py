@@ -197,8 +197,10 @@ def variable(ctx: Context) -> Outcome:
     among what the record cannot rule out)."""
     name = _last(ctx)
     values = f"variable {name}: {shown(ctx.change.a)} vs {shown(ctx.change.b)}"
-    if ctx.change.a is not MISSING and ctx.change.b is not MISSING:
-        carried = _carried_by(ctx.a, ctx.change.a) & _carried_by(ctx.b, ctx.change.b)
+    # a side without the variable ran on the program's default: only the other side can show
+    sides = [(r, v) for r, v in ((ctx.a, ctx.change.a), (ctx.b, ctx.change.b)) if v is not MISSING]
+    if sides:
+        carried = set.intersection(*(_carried_by(r, v) for r, v in sides))
         if carried:
             return Outcome(
                 "recipe",
