@@ -63,22 +63,37 @@ def _dispatch(optimizer: Any, args: Any, kwargs: Any) -> None:
         recorder._step(optimizer, args, kwargs)
 
 
-def _wait_for_step(recorder: FirstStepRecorder) -> None:
+def _join(
+    recorder: FirstStepRecorder,
+    waiting: list[FirstStepRecorder],
+    registered: list[Any],
+    register: Callable[[], Any],
+) -> None:
+    """``recorder`` joins ``waiting``, the process's one hook registered first where it is not
+    yet (``register`` returns its handle; None, or an unavailable record, where this torch has
+    no such hook: then nothing is measured)."""
     with _waiting_lock:
-        if not _registered:
-            handle = _safely(
-                lambda: _optimizer_module().register_optimizer_step_pre_hook(_dispatch)
-            )
-            if isinstance(handle, dict):  # unavailable: torch has no global step hooks
+        if not registered:
+            handle = _safely(register)
+            if handle is None or isinstance(handle, dict):
                 return
-            _registered.append(handle)
-        _waiting.append(recorder)
+            registered.append(handle)
+        waiting.append(recorder)
 
 
-def _stop_waiting(recorder: FirstStepRecorder) -> None:
+def _leave(recorder: FirstStepRecorder, waiting: list[FirstStepRecorder]) -> None:
     with _waiting_lock:
-        if recorder in _waiting:
-            _waiting.remove(recorder)
+        if recorder in waiting:
+            waiting.remove(recorder)
+
+
+def _wait_for_step(recorder: FirstStepRecorder) -> None:
+    _join(
+        recorder,
+        _waiting,
+        _registered,
+        lambda: _optimizer_module().register_optimizer_step_pre_hook(_dispatch),
+    )
 
 
 # Parameters a module registered while a seeded run waited for its first step: whether the
@@ -97,22 +112,15 @@ def _on_parameter(module: Any, name: str, param: Any) -> None:
         recorder._made(param)
 
 
+def _register_parameter_hook() -> Any:
+    """torch's module parameter registration hook for ``_on_parameter``; None in an older torch."""
+    module = importlib.import_module("torch.nn.modules.module")
+    register = getattr(module, "register_module_parameter_registration_hook", None)
+    return register(_on_parameter) if callable(register) else None
+
+
 def _watch_parameters(recorder: FirstStepRecorder) -> None:
-    with _waiting_lock:
-        if not _watch_registered:
-            module = _safely(lambda: importlib.import_module("torch.nn.modules.module"))
-            register = getattr(module, "register_module_parameter_registration_hook", None)
-            handle = _safely(lambda: register(_on_parameter)) if callable(register) else None
-            if handle is None or isinstance(handle, dict):  # an older torch: not measured
-                return
-            _watch_registered.append(handle)
-        _watching.append(recorder)
-
-
-def _stop_watching(recorder: FirstStepRecorder) -> None:
-    with _waiting_lock:
-        if recorder in _watching:
-            _watching.remove(recorder)
+    _join(recorder, _watching, _watch_registered, _register_parameter_hook)
 
 
 def made_after_seeding(groups: list[list[Any]], made: Mapping[int, Any]) -> dict[str, int]:
@@ -166,7 +174,7 @@ class FirstStepRecorder:
         """At the first step (``_dispatch``): the optimizer's parameters as they are, and how
         many of them were made after the seed was set (a seeded run)."""
         torch = optional_torch()
-        _stop_watching(self)
+        _leave(self, _watching)
         made = None
         if self._watched:
             made = _safely(
@@ -218,7 +226,7 @@ class FirstStepRecorder:
 
     def stop(self) -> None:
         """The run ended: it waits for no step and no batch any more."""
-        _stop_waiting(self)
-        _stop_watching(self)
+        _leave(self, _waiting)
+        _leave(self, _watching)
         self._made_since = {}
         drop_batch_wish(self._first_batch)
