@@ -77,13 +77,6 @@ def measured_equal(a: Record, b: Record, digest: str) -> bool | None:
     return da == db
 
 
-def drawn_before_seed(record: Record) -> bool:
-    """torch's generator had been drawn from, from the seed it took from the OS, when the run's
-    seed was set, and the first step's parameters are not all measured to be made after it:
-    what was drawn then (the initial weights, above all) is not seeded."""
-    return weights_drawn_unseeded(record)
-
-
 def first_step_parting(metrics: Sequence[MetricComparison]) -> MetricComparison | None:
     """A curve whose first logged value already differs (both runs log from the same step)."""
     for m in metrics:
@@ -190,7 +183,7 @@ def reason(
     drawn = [
         label
         for label, r in (("A", a), ("B", b))
-        if drawn_before_seed(r) and (same_seed or made_before_seeding(r) is True)
+        if weights_drawn_unseeded(r) and (same_seed or made_before_seeding(r) is True)
     ]
     parting = first_step_parting(metrics)
     out_enablers = list(enablers)

@@ -119,7 +119,7 @@ class FingerprintTrainerCallback(TrainerCallback):
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         """After the first optimizer step: what it started from, into the run's fingerprint;
-        nothing from the second step on (the hook removed itself at its first call)."""
+        nothing from the second step on (the recorder is let go after the first)."""
         first, self._first = self._first, None
         if first is None:
             return

@@ -32,10 +32,13 @@ def pieces(word: str, width: int) -> list[str]:
     return [*parts, current] if current else parts
 
 
-def wrap(text: str, width: int, indent: str = "", first: str = "") -> list[str]:
+def wrap(
+    text: str, width: int, indent: str = "", first: str = "", whole_words: bool = False
+) -> list[str]:
     """``text`` on lines of at most ``width`` characters: ``first`` leads the first line,
     ``indent`` every other (both counted in the width). A text that fits is kept as it is,
-    spaces and all (an aligned table row)."""
+    spaces and all (an aligned table row). ``whole_words``: a word longer than a line stays
+    whole and overflows (a path in a command to copy), rather than breaking at a separator."""
     if len(first) + len(text) <= width and "\n" not in text:
         return [first + text]
     lines: list[str] = []
@@ -43,7 +46,7 @@ def wrap(text: str, width: int, indent: str = "", first: str = "") -> list[str]:
     start = len(first)
     for word in text.split():
         room = width - len(indent)
-        for piece in pieces(word, room):
+        for piece in [word] if whole_words else pieces(word, room):
             gap = "" if len(line) == start else " "
             if len(line) + len(gap) + len(piece) > width and len(line) > start:
                 lines.append(line)
@@ -94,14 +97,6 @@ def command_lines(command: str, width: int | None = None, indent: str = "  ") ->
     backslash, so the lines paste back as the one command; a word longer than a line (a path)
     stays whole and overflows."""
     width = width or columns()
-    room = width - 2  # the trailing `` \\``
-    lines: list[str] = []
-    line = indent
-    for word in command.split():
-        # never inside a word: a path or URI broken there would no longer paste back whole
-        if line.strip() and len(line) + 1 + len(word) > room:
-            lines.append(line)
-            line = indent + "  "
-        line += word if not line.strip() else " " + word
-    lines.append(line)
+    # never inside a word: a path or URI broken there would no longer paste back whole
+    lines = wrap(command, width - 2, indent + "  ", indent, whole_words=True)
     return " \\\n".join(lines)

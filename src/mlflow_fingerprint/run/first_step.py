@@ -68,17 +68,18 @@ def _join(
     waiting: list[FirstStepRecorder],
     registered: list[Any],
     register: Callable[[], Any],
-) -> None:
+) -> bool:
     """``recorder`` joins ``waiting``, the process's one hook registered first where it is not
     yet (``register`` returns its handle; None, or an unavailable record, where this torch has
-    no such hook: then nothing is measured)."""
+    no such hook: then nothing is measured, and False)."""
     with _waiting_lock:
         if not registered:
             handle = _safely(register)
             if handle is None or isinstance(handle, dict):
-                return
+                return False
             registered.append(handle)
         waiting.append(recorder)
+        return True
 
 
 def _leave(recorder: FirstStepRecorder, waiting: list[FirstStepRecorder]) -> None:
@@ -119,8 +120,8 @@ def _register_parameter_hook() -> Any:
     return register(_on_parameter) if callable(register) else None
 
 
-def _watch_parameters(recorder: FirstStepRecorder) -> None:
-    _join(recorder, _watching, _watch_registered, _register_parameter_hook)
+def _watch_parameters(recorder: FirstStepRecorder) -> bool:
+    return _join(recorder, _watching, _watch_registered, _register_parameter_hook)
 
 
 def made_after_seeding(groups: list[list[Any]], made: Mapping[int, Any]) -> dict[str, int]:
@@ -153,9 +154,7 @@ class FirstStepRecorder:
 
     def start(self) -> FirstStepRecorder:
         if optional_torch() is not None:
-            if self._seeded:
-                _watch_parameters(self)
-                self._watched = self in _watching
+            self._watched = self._seeded and _watch_parameters(self)
             _wait_for_step(self)
         want_next_batch(self._first_batch)
         return self
