@@ -53,7 +53,7 @@ def missing(runs: Sequence[Resolved], cwd: Path | None = None) -> str | None:
         return NO_GIT
     repo = find(cwd or Path.cwd())
     if repo is None:
-        return "run it inside a clone of the runs' repository (this folder is in none)"
+        return "run it inside a clone of the runs' repository: this folder is in none"
     absent = [str(c)[:12] for c in dict.fromkeys(commits) if not _holds(repo.working_tree_dir, c)]
     if absent:
         return (
