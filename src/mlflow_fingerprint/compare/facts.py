@@ -276,8 +276,8 @@ def made_before_seeding(record: Record) -> bool | None:
     if not isinstance(made, Mapping):
         return None
     count, of = made.get("count"), made.get("of")
-    if not isinstance(count, int) or not isinstance(of, int) or of <= 0:
-        return None
+    if not isinstance(count, int) or not isinstance(of, int) or not 0 <= count <= of or of <= 0:
+        return None  # not measured, or a record no capture wrote
     return count < of
 
 

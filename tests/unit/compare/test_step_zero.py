@@ -111,3 +111,17 @@ def test_update_only_options_by_name() -> None:
     for name in ("batch_size", "seed", "hidden", "epochs"):
         assert not update_only(option(name)), name
     assert not update_only(Difference("data.declared.batch_size", 1, 2, "recipe", "x", "s", 1))
+
+
+def test_a_crafted_count_of_parameters_is_no_measurement() -> None:
+    """``first_step.made_after_seeding`` read back from a record: counts no capture can write
+    (negative, more than the parameters, not numbers) measure nothing."""
+    from mlflow_fingerprint.compare.facts import made_before_seeding
+
+    def made(value: object) -> bool | None:
+        return made_before_seeding({"first_step": {"made_after_seeding": value}})
+
+    assert made({"count": 0, "of": 4}) is True
+    assert made({"count": 4, "of": 4}) is False
+    for crafted in ({"count": -5, "of": 2}, {"count": 9, "of": 2}, {"count": "0", "of": 2}, []):
+        assert made(crafted) is None, crafted
