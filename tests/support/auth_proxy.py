@@ -1,8 +1,9 @@
 """A small authenticating gateway in front of a real ``mlflow server``, as teams deploy one: it
 answers 401 to a request without the right credentials (HTTP basic or a bearer token) and
 forwards the others, byte for byte, to the server. ``deny`` makes it answer 401 to every API
-request for a while (a token rotated, the gateway restarting). ``/health`` is open, as it is on
-MLflow's own auth app.
+request for a while (a token rotated, the gateway restarting). ``hold_s`` makes it hold each API
+request that long before forwarding it (a server up but busy). ``/health`` is open and answered at
+once, as it is on MLflow's own auth app.
 
 Standard library only: ``http.server`` in front, ``urllib`` to the server.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import threading
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -31,6 +33,7 @@ class AuthProxy:
     token: str | None = None
     port: int = field(default_factory=free_port)
     deny: bool = False
+    hold_s: float = 0.0
     refused: int = 0  # 401s answered so far
     _server: ThreadingHTTPServer | None = None
 
@@ -60,6 +63,8 @@ class AuthProxy:
                     proxy.refused += 1
                     self._answer(401, b"You are not authenticated.", {"WWW-Authenticate": "Basic"})
                     return
+                if self.path != "/health":
+                    time.sleep(proxy.hold_s)
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
                 request = urllib.request.Request(
                     proxy.upstream.rstrip("/") + self.path, body, headers, method=self.command

@@ -2,7 +2,8 @@
 metric value the training logged is in MLflow exactly once (after ``fingerprint sync`` where the
 fault left data behind), and training itself goes on.
 
-Faults: the tracking server killed while it starts, mid-run and during the final flush; the
+Faults: the tracking server busy when the run starts (up, slow to create it), killed while it
+starts, mid-run and during the final flush; the
 training process SIGKILLed mid-run; the spool's disk full; NVML raising on one device; a git
 repository with a corrupt index; a DataLoader whose dataset has no ``len()``.
 """
@@ -30,10 +31,12 @@ from mlflow_fingerprint import layout
 from mlflow_fingerprint.errors import FingerprintWarning
 from mlflow_fingerprint.tracking import uploader as run_metrics
 from mlflow_fingerprint.tracking.spool import Spool
+from support.auth_proxy import AuthProxy
 from support.gitrepo import git
 from support.mlflow_team import MlflowServer
 from support.paths import FIXTURES
 from support.stored import cli, exactly_once_problems, metric_pairs
+from support.tracking import active_tracking_uri
 
 Pair = tuple[int, float]
 
@@ -95,7 +98,38 @@ def quietly(fn: Callable[[], Any]) -> tuple[Any, list[str]]:
     return result, [str(w.message) for w in caught if issubclass(w.category, FingerprintWarning)]
 
 
-# -- the tracking server killed ---------------------------------------------------------------
+# -- the tracking server busy or killed --------------------------------------------------------
+
+
+def test_a_busy_server_is_waited_for_past_the_first_seconds(
+    mlflow_server: str, monkeypatch: pytest.MonkeyPatch, experiment_name: str, spool_dir: Path
+) -> None:
+    """A server that answers its health probe but takes longer than the first 5 s to create the
+    run (a sweep's processes all starting at once on a loaded machine) is up: the training waits
+    for its run, so ``mlflow.active_run()`` in train() is that run and nothing is said."""
+    from mlflow_fingerprint.run.start import REMOTE_START_TIMEOUT_S
+
+    gateway = AuthProxy(mlflow_server, "trainer", "pw-busy", hold_s=REMOTE_START_TIMEOUT_S + 2)
+    gateway.start()
+    seen: dict[str, Any] = {}
+    try:
+        with active_tracking_uri(gateway.url(), monkeypatch) as uri:
+
+            @mfp.fingerprinted(experiment=experiment_name, run_name="busy", flush_timeout_s=60)
+            def train() -> dict[str, list[Pair]]:
+                import mlflow
+
+                active = mlflow.active_run()
+                seen["active"] = active.info.run_id if active is not None else None
+                gateway.hold_s = 0.0  # the sweep's other runs are created: the server is quick
+                return train_loop(5)
+
+            logged, messages = quietly(train)
+            run = assert_exactly_once(uri, experiment_name, logged)
+    finally:
+        gateway.stop()
+    assert messages == []
+    assert seen["active"] == run.info.run_id
 
 
 def test_server_killed_while_starting(

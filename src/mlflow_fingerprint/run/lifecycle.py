@@ -256,7 +256,7 @@ class FingerprintRun:
         if overrides.values:
             writer.record(Tags({layout.TAG_OVERRIDES: redact_text(overrides.canonical(), secrets)}))
         writer.drain()
-        if not writer.wait_started(start_timeout(o.start_timeout_s, uri)):
+        if not writer.wait_started(*start_timeout(o.start_timeout_s, uri)):
             stuck = writer.stuck  # read once: the uploader may clear it as the writer stops
             if stuck is not None:  # e.g. a deleted experiment: say so before training
                 self._rec = None

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ..tracking.client import NestingHook
 
 REMOTE_START_TIMEOUT_S = 5.0
+ANSWERED_START_TIMEOUT_S = 30.0  # a server that answered its probe: up, but busy
 LOCAL_START_TIMEOUT_S = 120.0
 
 
@@ -101,14 +102,18 @@ def rerun_tags(environ: Mapping[str, str]) -> dict[str, str]:
     return {tag: value for tag, value in pairs if value}
 
 
-def start_timeout(configured: float | None, uri: str) -> float:
-    """How long the caller waits for its run id: briefly for a server (it may be down), longer
-    for a local store, whose only delay is creating its database (seconds on first use)."""
+def start_timeout(configured: float | None, uri: str) -> tuple[float, float | None]:
+    """How long the caller waits for its run id, and how long in all once a server has answered
+    its health probe: briefly for a server that may be down, longer for one that is up but busy,
+    longer for a local store, whose only delay is creating its database (seconds on first use).
+    A configured ``start_timeout_s`` is the whole wait."""
     from ..tracking.client import is_remote
 
     if configured is not None:
-        return configured
-    return REMOTE_START_TIMEOUT_S if is_remote(uri) else LOCAL_START_TIMEOUT_S
+        return configured, None
+    if is_remote(uri):
+        return REMOTE_START_TIMEOUT_S, ANSWERED_START_TIMEOUT_S
+    return LOCAL_START_TIMEOUT_S, None
 
 
 def attach(mlflow: Any, run: Any, uri: str) -> NestingHook | None:

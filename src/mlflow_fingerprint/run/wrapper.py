@@ -131,7 +131,8 @@ def fingerprinted(
     (``mfp.log_metrics``) logs into the run of the calling context (see ``run.current``).
 
     ``start_timeout_s``: how long to wait for the run to be created before training goes on
-    offline (default 5 s for a server, 120 s for a local store); ``flush_timeout_s``: how long the
+    offline (default 5 s for a server, 30 s in all for one that answers but is busy, 120 s for a
+    local store); ``flush_timeout_s``: how long the
     end of the run waits for MLflow to store everything before leaving the rest to the spool.
 
     Under ``torchrun`` (a process group the user initialised, or torchrun's variables, from which

@@ -86,6 +86,7 @@ class RunState:
     stuck: bool = False  # the last pass stopped for this spool's sake, not the store's
     unauthorized: bool = False  # the last pass was refused for its credentials (401/403)
     busy_since: float | None = None  # the store has answered "locked" since then
+    answered: bool = False  # the server answered its health probe: it is up, working on the run
     warned: set[str] = field(default_factory=set)
     closed: bool = False
     released: bool = False
@@ -226,9 +227,15 @@ class RunWriter:
         self._queue.extend((event, data, None, None))
         self._spool_wake.set()
 
-    def wait_started(self, timeout_s: float) -> bool:
-        """Wait until the uploader knows the run id or has found the store unreachable."""
-        self.signals.started.wait(timeout_s)
+    def wait_started(self, timeout_s: float, answered_s: float | None = None) -> bool:
+        """Wait until the uploader knows the run id or has found the store unreachable: at most
+        ``timeout_s``, or ``answered_s`` in all where the server has answered its health probe.
+        A server that is down is found in seconds; one that is up but busy (a sweep's processes
+        all creating their runs at once) is worth waiting for, or every ``mlflow.log_*`` call in
+        train() would miss its run."""
+        started = self.signals.started
+        if not started.wait(timeout_s) and answered_s is not None and self.state.answered:
+            started.wait(max(0.0, answered_s - timeout_s))
         return self.state.run_id is not None
 
     @property
@@ -408,6 +415,7 @@ class RunWriter:
 
         if not reachable(self.uri):
             return "connection failed"
+        self.state.answered = True
         outcome = replay(
             self.spool,
             self.uri,
