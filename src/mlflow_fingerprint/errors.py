@@ -19,6 +19,8 @@ The hierarchy, and what a caller does with each::
                                   train() runs, with one line saying why
     Exception
     ├── UsageError                a bad command line or environment; one line, exit 2
+    │   └── BuildFailed           an environment of other package versions cannot be built
+    │                             here (a version no index has): that difference is not settable
     ├── BadEvent                  a spool record that is no event: refused by the replay, kept
     ├── Unreachable               the store did not answer (or answered 5xx): keep and retry later
     │   ├── Unauthorized          401/403: the credentials were refused; keep and retry with others
@@ -119,6 +121,11 @@ class UnreadableFile(OSError):
     """A file read as input (``stored_files``) that is not a regular file (a FIFO would hold the
     reader for ever), is larger than its bound, or did not answer in time. An OSError whose
     ``strerror`` says which, so every reader's handling of a file it cannot read applies."""
+
+
+class BuildFailed(UsageError):
+    """An environment holding other package versions cannot be built here; the reason in one
+    line. A bisect lists that difference as not settable and searches the others."""
 
 
 class BadEvent(Exception):

@@ -17,6 +17,7 @@ MAX_SECONDS = 7 * 24 * 3600.0
 # MLflow stores a step as a 64-bit integer.
 MAX_STEP = 2**63 - 1
 MAX_RESULTS = 1_000_000
+MAX_JOBS = 1024  # reruns side by side: a cluster's worth, never an unbounded fork
 
 
 def _number(name: str, value: Any) -> float:

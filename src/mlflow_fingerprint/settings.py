@@ -49,6 +49,9 @@ DRAWS_PROBE = "MLFLOW_FINGERPRINT_DRAWS_PROBE"
 DESCRIBE = "MLFLOW_FINGERPRINT_DESCRIBE"
 RERUN_OF = "MLFLOW_FINGERPRINT_RERUN_OF"
 RERUN_TOKEN = "MLFLOW_FINGERPRINT_RERUN_TOKEN"
+# Where a bisect keeps the environments it builds with another run's package versions
+# (``prove/environments.py``; default: ``~/.cache/mlflow-fingerprint/envs``).
+ENV_CACHE = "MLFLOW_FINGERPRINT_ENV_CACHE"
 
 DiffMode = Literal["redacted", "off"]
 # Above this size the diff is not stored, only its digest: scanning it for secrets costs about a

@@ -5,8 +5,10 @@ hyperparameters with ``mlflow.log_params`` and trains SGD on the digits for a fe
 ``tests/system/test_compare_recipe.py`` copies it into a temporary git repository as
 ``train.py`` and runs it as a script, so the command line, the entry point and its content are
 the real ones.
-``$RECIPE_LR_SCALE`` scales the learning rate inside ``train`` without being an argument, a param
-or an option: a change nothing records.
+The file ``$RECIPE_LR_SCALE_FILE`` names, where it exists, scales the learning rate inside ``train``
+without being an argument, a param, an option or a variable of its own (every run has the same
+variable; only the file's content differs, and it lies outside the repository): a change nothing
+records.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import argparse
 import json
 import os
 import random
+from pathlib import Path
 
 import mlflow
 import numpy as np
@@ -44,7 +47,8 @@ def main() -> None:
     def train(loader: DataLoader, lr: float, momentum: float = 0.0, steps: int = 6) -> None:
         mlflow.log_params({"lr": lr, "momentum": momentum})
         model = DigitsCNN()
-        scale = float(os.environ.get("RECIPE_LR_SCALE", "1"))
+        scale_file = Path(os.environ.get("RECIPE_LR_SCALE_FILE", "/nonexistent"))
+        scale = float(scale_file.read_text()) if scale_file.is_file() else 1.0
         optimizer = torch.optim.SGD(model.parameters(), lr=lr * scale, momentum=momentum)
         loss_fn = nn.CrossEntropyLoss()
         for step, (x, y) in enumerate(loader):

@@ -49,6 +49,15 @@ PROJECT = JOBS / "bisect_project"
 H100 = FIXTURES / "gpus" / "h100.json"
 PARALLEL = 2  # the CI machine's cores: two processes at a time
 TOKEN = "ghp_" + "Zq7" * 12  # a token-shaped value handed to --set: it must be stored nowhere
+ENV_TOKEN = "ghp_" + "Vx4" * 12  # a token in the training's environment: a digest, never set
+# B's environment: the variable the program reads (LR_SCALE) among seven it does not read, a
+# token, and a CI's own variable (volatile: no difference at all).
+ENVP = {
+    "LR_SCALE": "2",
+    **{f"UNUSED_{i}": str(i) for i in range(7)},
+    "SERVICE_TOKEN": ENV_TOKEN,
+    "GITHUB_RUN_ID": "99",
+}
 
 # name -> (commit, arguments, extra environment). Every process runs with one torch thread (two
 # at a time on two cores); the "seed" run has two, a difference that changes nothing here.
@@ -63,7 +72,7 @@ RUNS: dict[str, tuple[str, list[str], dict[str, str]]] = {
     "det": ("first", ["--seed", "0", "--pad", "--deterministic"], {}),
     "free1": ("first", ["--augment", "--workers", "2"], {}),
     "free2": ("first", ["--augment", "--workers", "2"], {}),
-    "envp": ("first", ["--seed", "0"], {"LR_SCALE": "2"}),
+    "envp": ("first", ["--seed", "0"], ENVP),
 }
 
 # What a CUDA build of torch that computed on the GPU records: with the GPU section read from an
@@ -425,7 +434,10 @@ PAIRS = {
     "torchver": ("a", "torchver"),
     "h100": ("h100", "seed"),
 }
-BY_CLI = ("torchver",)
+BY_CLI = ("torchver", "envp")
+# How many reruns each bisect runs at once: one (the searches below count reruns), but the
+# environment pair's 8 settable differences, searched 4 at a time.
+JOBS = {"envp": 4}
 
 
 def api_done(call: Callable[[], Any]) -> Done:
@@ -517,15 +529,20 @@ def jobs(project: Project) -> dict[str, Any]:
     todo: dict[str, Callable[[], Any]] = {}
     for name, (a, b) in PAIRS.items():
         if name in BY_CLI:
-            todo[f"bisect:{name}"] = lambda a=a, b=b: project.cli(
-                "bisect", ids[a], ids[b], "--format", "json"
+            n = str(JOBS.get(name, 1))
+            todo[f"bisect:{name}"] = lambda a=a, b=b, n=n: project.cli(
+                "bisect", ids[a], ids[b], "--format", "json", "--jobs", n
             )
         else:
             todo[f"bisect:{name}"] = lambda a=a, b=b: api_done(
-                lambda: mfp.bisect(ids[a], ids[b], tracking_uri=project.uri, repo=project.repo)
+                lambda: mfp.bisect(
+                    ids[a], ids[b], tracking_uri=project.uri, repo=project.repo, jobs=1
+                )
             )
     todo["api:bisect:torchver"] = lambda: api_done(
-        lambda: mfp.bisect(ids["a"], ids["torchver"], tracking_uri=project.uri, repo=project.repo)
+        lambda: mfp.bisect(
+            ids["a"], ids["torchver"], tracking_uri=project.uri, repo=project.repo, jobs=1
+        )
     )
     todo["rerun:until"] = lambda: project.cli(
         "rerun", ids["a"], "--until-step", "2", "--format", "json"
@@ -675,22 +692,49 @@ def test_unseeded_workers_are_nondeterministic_and_the_switch_is_named(
     assert all(r["overrides"] == {"data.loaders": 0} for r in switched)
 
 
-@pytest.mark.parametrize(
-    ("pair", "unset"),
-    [("torchver", ["torch.version"]), ("envp", ["params.lr_scale"])],
-)
-def test_what_no_rerun_can_set_is_not_settable_never_proven(
-    jobs: dict[str, Any], pair: str, unset: list[str]
-) -> None:
-    """Only torch's version differs, or only a variable the program reads and logs as a param:
-    A reproduces itself, nothing settable is left, and the bisect names what it could not set."""
-    done = jobs[f"bisect:{pair}"]
+def test_what_no_rerun_can_set_is_not_settable_never_proven(jobs: dict[str, Any]) -> None:
+    """Only torch's version differs: A reproduces itself, nothing settable is left, and the
+    bisect names what it could not set."""
+    done = jobs["bisect:torchver"]
     report = done.json()
     assert done.code == 1, report
     assert report["verdict"] == "not_settable"
     assert report["causes"] == []
-    assert report["cannot_set"] == unset
+    assert report["cannot_set"] == ["torch.version"]
     assert [r["matches"] for r in report["reruns"]][:1] == ["a"]
+
+
+def test_a_variable_the_program_reads_is_proven_four_reruns_at_a_time(
+    project: Project, jobs: dict[str, Any]
+) -> None:
+    """B ran with ``LR_SCALE=2`` (read by the training, logged as a param) and seven variables
+    it never reads, a token and a CI's variable. ``diff`` names the variable; ``bisect --jobs 4``
+    proves it in at most 3 rounds, rules out the seven, lists the token as what no rerun sets
+    (recorded as a digest, stored nowhere) and never mentions the CI's variable."""
+    import mlflow_fingerprint as mfp
+
+    report = mfp.diff(project.ids["a"], project.ids["envp"], tracking_uri=project.uri).to_dict()
+    fields = {d["field"]: d for d in report["differences"]}
+    assert fields["program.env.LR_SCALE"]["effect"] == "recipe"
+    assert fields["program.env.SERVICE_TOKEN"]["b"].startswith("*** sha256:")
+    done = jobs["bisect:envp"]
+    result = done.json()
+    assert done.code == 0, done.err[-3000:]
+    assert result["verdict"] == "proven"
+    assert cause_fields(result) == ["program.env.LR_SCALE"]
+    assert {f"program.env.UNUSED_{i}" for i in range(7)} <= set(result["ruled_out"])
+    assert "program.env.SERVICE_TOKEN" in result["cannot_set"]
+    assert (result["jobs"], result["rounds"] <= 3) == (4, True), result["rounds"]
+    assert result["wall_s"] > 0
+    for text in (json.dumps(report), done.out + done.err):
+        assert "GITHUB_RUN_ID" not in text
+        assert ENV_TOKEN not in text
+    stored = [
+        path
+        for path in project.base.rglob("*")
+        if path.is_file() and not path.is_symlink() and ENV_TOKEN.encode() in path.read_bytes()
+    ]
+    assert stored == []
 
 
 def test_a_run_recorded_on_another_gpu_claims_no_cause(jobs: dict[str, Any]) -> None:

@@ -35,6 +35,7 @@ SCRIPT = JOBS / "honest_train.py"
 # name -> (arguments, extra environment); unseeded runs have no --seed
 IN_PROCESS: dict[str, tuple[list[str], dict[str, str]]] = {
     "seed0": (["--seed", "0"], {}),
+    "seed0_again": (["--seed", "0"], {}),  # seed0's replicate: the band of its recipe
     "program0": (["--seed", "0"], {"HONEST_SEED_BY": "program"}),
     "unseeded1": ([], {}),
     "unseeded2": ([], {}),

@@ -23,16 +23,18 @@ from support.scripts import run_for_json
 
 SCRIPT = JOBS / "recipe_script.py"
 
-# name -> (script, arguments, extra environment)
+# name -> (script, arguments, extra environment); every run has RECIPE_LR_SCALE_FILE set alike
 RUNS: dict[str, tuple[str, list[str], dict[str, str]]] = {
     "a": ("train.py", ["--seed", "1", "--lr", "0.05"], {}),
     "a_again": ("train.py", ["--seed", "1", "--lr", "0.05"], {}),
     "lr": ("train.py", ["--seed", "1", "--lr", "0.02"], {}),
     "seed2": ("train.py", ["--seed", "2", "--lr", "0.05"], {}),
     "unseeded": ("train.py", ["--lr", "0.05"], {}),
-    "scaled": ("train.py", ["--seed", "1", "--lr", "0.05"], {"RECIPE_LR_SCALE": "0.4"}),
+    "scaled": ("train.py", ["--seed", "1", "--lr", "0.05"], {}),
     "copy": ("my_experiment.py", ["--seed", "1", "--lr", "0.05"], {}),
 }
+# name -> what the file outside the repository holds while that run trains (the others: none)
+SCALED = {"scaled": "0.4"}
 
 
 def run_script(repo: Path, uri: str, name: str) -> str:
@@ -40,7 +42,7 @@ def run_script(repo: Path, uri: str, name: str) -> str:
     paths = [str(ROOT / "src"), str(ROOT / "examples"), os.environ.get("PYTHONPATH", "")]
     env = {**os.environ, **extra, "PYTHONPATH": os.pathsep.join(paths)}
     env.pop("PYTHONHASHSEED", None)  # as a user's shell has it: string hashes salted
-    env.pop("RECIPE_LR_SCALE", None) if "RECIPE_LR_SCALE" not in extra else None
+    env["RECIPE_LR_SCALE_FILE"] = str(repo.parent / "lr-scale.txt")
     args = [script, *args, "--tracking-uri", uri, "--run-name", name]
     return str(run_for_json(args, repo, env)["run_id"])
 
@@ -66,7 +68,11 @@ def runs(
             changed = text.replace("momentum: float = 0.0", "momentum: float = 0.9")
             assert changed != text
             (repo / "my_experiment.py").write_text(changed)
+        scale = base / "lr-scale.txt"
+        if name in SCALED:
+            scale.write_text(SCALED[name])
         ids[name] = run_script(repo, uri, name)
+        scale.unlink(missing_ok=True)
     return uri, ids
 
 

@@ -6,18 +6,9 @@ import os
 import socket
 from typing import Any
 
+from ..model.variables import DISTRIBUTED_ENV
 from .context import ProbeContext
 from .reading import env_values, safe
-
-DISTRIBUTED_ENV = (
-    "NCCL_ALGO",
-    "NCCL_PROTO",
-    "NCCL_MIN_NCHANNELS",
-    "NCCL_MAX_NCHANNELS",
-    "NCCL_P2P_DISABLE",
-    "NCCL_IB_DISABLE",
-    "HOROVOD_FUSION_THRESHOLD",
-)
 
 
 def _env_int(name: str) -> int | None:

@@ -22,6 +22,7 @@ from ..stored_files import read_regular
 from .context import ProbeContext
 from .reading import first_line
 from .store_files import store_paths
+from .variables import probe_variables
 
 EntryKind = Literal["script", "module", "interactive"]
 
@@ -312,6 +313,9 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
         "entry": entry,
         "call": scalar_call(ctx.run.call, secrets),
     }
+    # Every variable's name, and its value where it is no secret: a knob a program reads from
+    # its environment; the volatile ones by name only (``capture/variables.py``).
+    section["env"], section["env_volatile"] = probe_variables(secrets)
     try:
         found = sources(root, ctx.cwd, entry_path)
     except Exception as exc:  # a module table that changed mid-walk, an odd __file__

@@ -18,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
     from ..prove import bisect
     from ..prove.results import DryRun
 
-    result = bisect(args.a, args.b, **common(args))
+    result = bisect(args.a, args.b, jobs=args.jobs, **common(args))
     if isinstance(result, DryRun):
         text = as_json(result) if args.format == "json" else dry_run_text(result)
     else:

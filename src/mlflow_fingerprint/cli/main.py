@@ -153,6 +153,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("a", metavar="A", help="the run rerun here (run id, runs:/<id>, name with -e)")
     p.add_argument("b", metavar="B", help="the run whose curve A's reruns aim at")
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        metavar="N",
+        help="run up to N independent reruns at the same time, the splits chosen for rounds "
+        "(default: what the executor can hold; locally, the free cores)",
+    )
     _rerun_options(p)
     _tracking(p)
     _output(p, ("text", "json", "markdown", "html"))
@@ -274,6 +282,7 @@ def check_numbers(args: argparse.Namespace) -> None:
             "--max-results",
             lambda flag, n: limits.check_count(flag, n, 1, limits.MAX_RESULTS),
         ),
+        "jobs": ("--jobs", lambda flag, n: limits.check_count(flag, n, 1, limits.MAX_JOBS)),
     }
     for attribute, (flag, check) in checks.items():
         value = getattr(args, attribute, None)

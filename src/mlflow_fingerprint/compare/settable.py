@@ -5,10 +5,11 @@ A rerun of run A can take one of run B's values through four doors: a setting th
 forces at start (``MLFLOW_FINGERPRINT_APPLY``: seed, deterministic mode, cuDNN flags, fp32
 precision, threads, DataLoader workers and seeding, numerics environment variables), a
 command-line option, a file of B's code, or an environment variable the process reads before it
-starts (thread pools). Each is a :class:`Knob`. Hardware, driver, CUDA, cuDNN, torch, packages
-and the CPU cannot be set by a rerun: those differences are listed as such, never tested. Nor
-can an environment variable outside the fixed allowlist (``model.variables``), whatever a record
-says it held: a record is input, and ``PYTHONPATH`` or ``LD_PRELOAD`` would run code.
+starts (thread pools, and any variable of the program's own recorded in ``program.env``). Each is
+a :class:`Knob`. Hardware, driver, CUDA, cuDNN, torch, packages and the CPU cannot be set by a
+rerun: those differences are listed as such, never tested. Nor can a variable the interpreter or
+the loader reads (``model.variables``), whatever a record says it held: a record is input, and
+``PYTHONPATH`` or ``LD_PRELOAD`` would run code; nor one recorded as a digest (a secret).
 
 Many recorded fields are consequences of a knob rather than knobs (the torch seed follows the
 requested seed or the code; a batch size follows an option or the code; the sources' digests
@@ -24,12 +25,19 @@ from typing import Any, Literal
 
 from ..model.fingerprint import is_unavailable
 from ..model.missing import MISSING
-from ..model.variables import env_field_name, rerun_may_set, settable_value
+from ..model.variables import (
+    RECORDED_ELSEWHERE,
+    digested,
+    env_field_name,
+    process_may_set,
+    rerun_may_set,
+    settable_value,
+)
 from ..model.vocabulary import Effect
 from ..redact import MASK
 from .report import Difference
 
-KnobKind = Literal["apply", "option", "code", "env"]
+KnobKind = Literal["apply", "option", "code", "env", "package"]
 
 # Fields the decorator forces as they are named (the record's own paths).
 APPLIED = re.compile(
@@ -40,15 +48,24 @@ APPLIED = re.compile(
 LOADER = re.compile(r"^data\.loaders\.\d+\.(num_workers|generator\.initial_seed)$")
 OPTION = re.compile(r"^program\.options\.(?P<name>[^.]+)$")
 PROCESS_ENV = re.compile(r"^torch\.threads\.env\.(?P<name>\w+)$")
+# A package's version: B's is installed for the rerun in an environment built for it.
+PACKAGE = re.compile(r"^packages\.distributions\.(?P<name>[a-z0-9][a-z0-9-]{0,99})$")
+# A version a rerun may ask an index for (PEP 440 and local labels: ``2.1.0+cu121``).
+VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+!_-]{0,63}")
+# What says which interpreter ran: where A's and B's differ, no package set of B's is built.
+INTERPRETER = ("python.version", "python.implementation")
+# A variable of the program's environment (``capture/variables.py``), set before it starts.
+PROGRAM_ENV = re.compile(r"^program\.env\.(?P<name>[^.]+)$")
 # Consequences of the knobs above or of the code: compared, never set on their own.
 FOLLOWS = re.compile(
     r"^(seeds|determinism|numerics|data|program|git|params)\.|^torch\.threads\.|^hashes\."
+    r"|^packages\.(count|digest)$"
 )
 # Fields that differ on every run and say nothing: left out of what a bisect rules out.
 NOISE = re.compile(
     r"^platform\.(pid|memory_available_mib|boot_id)$|captured_at_stage$|batches_seen$"
     r"|memory_used_mib$|uuid_digest$|^program\.argv$|^seeds\.state_digests\."
-    r"|^program\.sources\.digest$"
+    r"|^program\.sources\.digest$|^program\.env_volatile$"
 )
 
 
@@ -103,6 +120,14 @@ def refused(d: Difference) -> bool:
     option whose value the record holds masked (a secret: B's real value is not known)."""
     if OPTION.match(d.field) and MASK in str(d.b):
         return True
+    if m := PROGRAM_ENV.match(d.field):
+        value = _plain(d.b)
+        return (
+            not process_may_set(m["name"])
+            or not settable_value(value)
+            or digested(_plain(d.a))
+            or digested(value)
+        )
     name = env_field_name(d.field)
     if name is None:
         return False
@@ -125,6 +150,11 @@ def knob_for(d: Difference) -> Knob | None:
         return Knob("option", m["name"], d.field, _plain(d.a), _plain(d.b), d.effect)
     if m := PROCESS_ENV.match(d.field):
         return Knob("env", m["name"], d.field, _plain(d.a), _plain(d.b), d.effect)
+    if (m := PROGRAM_ENV.match(d.field)) and m["name"] not in RECORDED_ELSEWHERE:
+        return Knob("env", m["name"], d.field, _plain(d.a), _plain(d.b), d.effect)
+    if (m := PACKAGE.match(d.field)) and isinstance(d.b, str) and VERSION.fullmatch(d.b):
+        a = d.a if isinstance(d.a, str) and VERSION.fullmatch(d.a) else None
+        return Knob("package", m["name"], d.field, a, d.b, d.effect)
     return None
 
 
@@ -134,19 +164,41 @@ def split(differences: Sequence[Difference]) -> Split:
     knobs: dict[tuple[KnobKind, str], Knob] = {}
     cannot: list[Difference] = []
     none: list[Difference] = []
+    # Another interpreter: B's packages are built for B's Python, never for A's.
+    other_python = any(d.field in INTERPRETER for d in differences)
     for d in differences:
+        if other_python and PACKAGE.match(d.field):
+            cannot.append(d)
+            continue
         if refused(d):  # listed whatever its effect: a rerun does not touch it
             cannot.append(d)
             continue
-        knob = knob_for(d) if d.effect != "none" else None
+        # A package's rule says whether it usually computes tensors; a rerun can test it, so
+        # a package the program reads (a constant, a default) is searched whatever the rule.
+        # So is a variable of the program's own that nothing showed was read: only a rerun can.
+        searched = PACKAGE.match(d.field) or PROGRAM_ENV.match(d.field)
+        knob = knob_for(d) if d.effect != "none" or searched else None
         if knob is not None:
             knobs.setdefault((knob.kind, knob.key), knob)
+        elif PACKAGE.match(d.field):
+            cannot.append(d)  # B lacks it (an environment adds, never takes away), or crafted
         elif d.effect == "none":
             if not NOISE.search(d.field):
                 none.append(d)
         elif not FOLLOWS.match(d.field):
             cannot.append(d)
     return Split(tuple(knobs.values()), tuple(cannot), tuple(none))
+
+
+def recorded_env(knobs: Sequence[Knob]) -> dict[str, str | None]:
+    """A's values of the program's own variables among ``knobs``: what every rerun of A starts
+    with (A as recorded, not as this shell has them), B's value replacing one where a knob sets
+    it; None where A did not have it."""
+    return {
+        k.key: None if k.a is None else str(k.a)
+        for k in knobs
+        if k.kind == "env" and PROGRAM_ENV.match(k.field)
+    }
 
 
 def code_knobs(changed: Mapping[str, tuple[str | None, str | None]]) -> tuple[Knob, ...]:

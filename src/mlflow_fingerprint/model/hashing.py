@@ -128,6 +128,7 @@ VOLATILE: tuple[str, ...] = (
     "seeds.at_first_step.stage",  # which came first: a loader or a metric
     "seeds.at_first_step.state_digests",  # compared pair by pair at diff time
     "program.cwd",  # where it ran: what a rerun needs, not what the run computed
+    "program.env_volatile",  # the shell's, the terminal's, a CI's variables: by name only
     *(f"program.options.{name}" for name in BOOKKEEPING_OPTIONS),
     *(f"program.options.{name.replace('_', '-')}" for name in BOOKKEEPING_OPTIONS if "_" in name),
 )

@@ -74,6 +74,8 @@ def text(report: BisectResult) -> str:
     compared = window(report.until_step)
     if compared:
         lines.append(compared)
+    if report.reruns:
+        lines += wrap(report.cost(), width, "  ")
     for title, items in _sections(report):
         if items:
             lines.append(f"{title}:")
@@ -100,6 +102,7 @@ def markdown(report: BisectResult) -> str:
                 "",
             ]
     if report.reruns:
+        lines += [markdown_text(report.cost()), ""]
         lines += ["| # | set | follows | parts from A at | run |", "|---|---|---|---|---|"]
         lines += [
             "| " + " | ".join(map(markdown_text, _rerun_row(i, r))) + " |"
@@ -121,7 +124,8 @@ def html_page(report: BisectResult) -> str:
             parts += [f"<li>{e(i)}</li>" for i in items]
             parts.append("</ul>")
     if report.reruns:
-        parts.append("<h2>Reruns</h2><table><tr><th>#</th><th>set</th><th>follows</th>")
+        parts.append(f"<h2>Reruns</h2><p>{e(report.cost())}</p>")
+        parts.append("<table><tr><th>#</th><th>set</th><th>follows</th>")
         parts.append("<th>parts from A at</th><th>run</th></tr>")
         for i, r in enumerate(report.reruns, start=1):
             parts.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in _rerun_row(i, r)) + "</tr>")

@@ -16,6 +16,7 @@ reruns could set everything and still did not move A's curve, ``not_reproducible
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -23,17 +24,20 @@ from typing import Any
 
 from ..compare.fields import field_changes
 from ..compare.report import Difference
-from ..compare.settable import Knob, code_knobs
+from ..compare.settable import Knob, code_knobs, recorded_env
+from ..errors import BuildFailed, UsageError
 from ..model.fingerprint import get_path
 from ..model.vocabulary import BisectVerdict, Match
 from . import search as halving
 from .curves import Comparison, Metrics, compare
+from .environments import Environments
 from .launch import Plan, masked, overrides_of, shown
+from .package_sets import settle, would_build
 from .pair import Setup, not_here, planned, setup
-from .process import Executor, LocalProcess
+from .process import Executor, LocalProcess, Pool, free_cores
 from .recorded import Recorded, fingerprint_of
 from .reproduce import check_until, origin_of, time_bound
-from .rerunner import Rerunner, quiet
+from .rerunner import Outcome, Rerunner, Slot, quiet
 from .results import BisectResult, Cause, DryRun, Rerun
 from .search import Search
 from .signals import ending_on_signals
@@ -83,8 +87,11 @@ class Bisection:
         b: Recorded,
         fields: frozenset[str],
         metrics: tuple[Metrics, Metrics],
+        width: int = 1,
     ) -> None:
         self.runner = runner
+        self.width = width  # reruns run at once; 1: one after another, as a search of old did
+        self.rounds = 0
         self.b_record = b.record
         self.fields = fields  # where A's record differs from B's
         self.metrics_a, self.metrics_b = metrics
@@ -108,10 +115,25 @@ class Bisection:
         return compare(self.metrics_of[run_id], reference, self.runner.until, self.stopped[run_id])
 
     def rerun(self, knobs: Sequence[Knob], why: str) -> tuple[Match, str]:
+        return self.rerun_round([(knobs, why)])[0]
+
+    def rerun_round(self, asks: Sequence[tuple[Sequence[Knob], str]]) -> list[tuple[Match, str]]:
+        """Reruns that do not depend on one another, run together (up to ``width`` at a time):
+        whose curve each followed, and its run, in their order."""
         say = self.runner.progress
-        say(masked(f"rerun {self.runner.count + 1}: {why}", frozenset()))
-        overrides = overrides_of(knobs)
-        outcome = self.runner.run(Plan.of(knobs), overrides)
+        for i, (_, why) in enumerate(asks):
+            say(masked(f"rerun {self.runner.count + i + 1}: {why}", frozenset()))
+        self.rounds += -(-len(asks) // max(1, self.runner.round_size(self.width)))
+        plans = [(Plan.of(knobs), overrides_of(knobs)) for knobs, _ in asks]
+        outcomes = self.runner.run_round(plans)
+        return [
+            self._judged(knobs, overrides, outcome)
+            for (knobs, _), (_, overrides), outcome in zip(asks, plans, outcomes, strict=True)
+        ]
+
+    def _judged(
+        self, knobs: Sequence[Knob], overrides: dict[str, Any], outcome: Outcome
+    ) -> tuple[Match, str]:
         run_id = outcome.run_id
         self.metrics_of[run_id] = outcome.metrics
         self.stopped[run_id] = outcome.stopped_at is not None
@@ -132,12 +154,20 @@ class Bisection:
             )
         )
         followed = {"a": "A's curve", "b": "B's curve", "neither": "neither curve"}[match]
-        say(f"  run {run_id} follows {followed} ({outcome.wall_s:.1f} s)")
+        self.runner.progress(f"  run {run_id} follows {followed} ({outcome.wall_s:.1f} s)")
         return match, run_id
 
-    def attempt(self, knobs: Sequence[Knob]) -> Match:
+    def attempts(self, sets: Sequence[Sequence[Knob]]) -> list[Match]:
+        """:meth:`attempt` for several sets at once, in one round."""
+        return [m for m, _ in self.rerun_round([(k, self._why(k)) for k in sets])]
+
+    @staticmethod
+    def _why(knobs: Sequence[Knob]) -> str:
         labels = ", ".join(k.label() for k in knobs) or "nothing (A as recorded)"
-        return self.rerun(knobs, f"A with B's {labels}")[0]
+        return f"A with B's {labels}"
+
+    def attempt(self, knobs: Sequence[Knob]) -> Match:
+        return self.rerun(knobs, self._why(knobs))[0]
 
     def agree(self, first: str, second: str) -> bool:
         """Whether two reruns' metrics are the same, bit for bit, in the window."""
@@ -178,25 +208,41 @@ def bisect(
     repo: str | Path | None = None,
     executor: Executor | None = None,
     progress: Callable[[str], None] | None = None,
+    jobs: int | None = None,
 ) -> BisectResult | DryRun:
     """Prove which of B's settable values turn run A's curve into run B's, by reruns of A here.
 
     ``until_step``: where each rerun stops (default: the step where A and B part, plus 2).
     ``timeout``: seconds each rerun may run (default 3x A's wall time plus 2 minutes).
     ``dry_run``: say what would run, run nothing. ``repo``: the clone of the runs' repository.
+    ``jobs``: reruns run at once (default: what the executor can hold; locally the free cores).
     Raises ``UsageError`` (one line) on bad input; a KeyboardInterrupt ends the running
     rerun's training, removes the worktrees and marks its run KILLED before it propagates."""
     say = progress or quiet
+    started = time.monotonic()
     require_git()
     check_until(until_step)
+    width = jobs_for(jobs, executor)
     s = setup(a, b, tracking_uri, experiment, until_step)
     bound = time_bound(s.a, timeout)
     refused = not_here(s.a, s.b, s.until, s.sides)
     if refused is not None:
         return refused
     origin = origin_of(repo)
+    envs = Environments()
     if dry_run:
-        return planned(s, origin, bound)
+        return planned(settle(s, envs, build=False).setup, origin, bound, would_build(s, envs))
+    say_builds = would_build(s, envs)
+    for line in say_builds:
+        say(line.replace("environment for", "building the environment for", 1))
+    try:
+        sets = settle(s, envs, build=bool(say_builds))
+    except BuildFailed as exc:  # A's own packages: no rerun here stands for A
+        cannot = ("packages.digest", *(d.field for d in s.sides.cannot_set))
+        return BisectResult(
+            "not_settable", s.a.run_id, s.b.run_id, s.until, (), (), cannot, (), (str(exc),)
+        )
+    s = sets.setup
     same_code = (s.a.recipe.commit, s.a.recipe.diff_digest) == (
         s.b.recipe.commit,
         s.b.recipe.diff_digest,
@@ -205,26 +251,55 @@ def bisect(
         tree_a = stack.enter_context(checkout(s.a.recipe, origin, private=True))
         tree_b = tree_a if same_code else stack.enter_context(checkout(s.b.recipe, origin))
         knobs = [*s.sides.knobs, *code_knobs(changed_files(tree_a, tree_b))]
+
+        def another() -> Slot:  # a tree of A's code for a rerun beside the others
+            tree = stack.enter_context(checkout(s.a.recipe, origin, private=True))
+            return Slot(tree, CodeSwap(tree, tree_b))
+
         runner = Rerunner(
             s.a,
             tree_a,
             origin,
             s.names,
-            executor or LocalProcess(),
+            executor or LocalProcess(slots=width),
             bound,
             until=s.until,
             watch_step=s.parted,
             swap=CodeSwap(tree_a, tree_b),
             progress=say,
+            env=recorded_env(knobs),
+            more=another if width > 1 else None,
+            packages=sets.base,
+            envs=envs,
         )
-        job = Bisection(runner, s.b, frozenset(d.field for d in s.differences), s.metrics)
+        job = Bisection(runner, s.b, frozenset(d.field for d in s.differences), s.metrics, width)
         where = "" if s.until is None else f"; reruns compared up to step {s.until}"
         parts = "only in their summary values" if s.parted is None else f"at step {s.parted}"
         say(
             f"A and B part {parts}{where}; {len(knobs)} settable difference(s), "
             f"{len(s.sides.cannot_set)} not settable here; each rerun may run {bound:.0f} s"
+            + (f"; up to {width} reruns at a time" if width > 1 else "")
         )
-        return search_causes(job, s, knobs)
+        result = search_causes(job, s, knobs)
+    return replace(
+        result,
+        notes=(*result.notes, *sets.reasons),
+        rounds=job.rounds,
+        jobs=width,
+        wall_s=time.monotonic() - started,
+    )
+
+
+def jobs_for(jobs: int | None, executor: Executor | None) -> int:
+    """How many reruns run at once: ``jobs`` where given, else what the executor can hold
+    (a pool's slots; locally the free cores; one for an executor that runs one job at a time)."""
+    if jobs is not None:
+        if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+            raise UsageError(f"jobs must be a whole number of 1 or more, not {jobs!r}")
+        return jobs
+    if executor is None:
+        return free_cores()
+    return executor.slots if isinstance(executor, Pool) else 1
 
 
 def _verdict_without_cause(
@@ -242,14 +317,19 @@ def search_causes(job: Bisection, s: Setup, knobs: list[Knob]) -> BisectResult:
     recorded elsewhere (a GPU machine's, tests/system/test_gpu_truth.py) can be searched again."""
     a, b, until = s.a, s.b, s.until
     cannot = tuple(d.field for d in s.sides.cannot_set)
-    baseline = job.attempt([])
-    if baseline != "a":
-        return _nondeterministic(job, s, cannot)
     # What the user changed (options, files, environment) first: a setting that differs is
     # usually their consequence, and the source is the answer worth reading. The settings the
     # decorator forces are searched only where the sources do not reach B's curve.
-    search = Search(job.attempt)
     sources = [k for k in knobs if k.kind != "apply"]
+    search = Search(job.attempt, together=job.attempts, width=job.width)
+    beside = halving.first_round(sources or knobs, job.width)
+    if beside:  # A as recorded in the first round of the search, not in a round of its own
+        search.taken = 1
+        baseline = search.ask([[], *beside])[0]
+    else:
+        baseline = job.attempt([])
+    if baseline != "a":
+        return _nondeterministic(job, s, cannot)
     found = halving.find_causes(sources, search) if sources else None
     if found is None:
         found = halving.find_causes(knobs, search)

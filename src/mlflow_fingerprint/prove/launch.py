@@ -7,8 +7,9 @@ into a :class:`Launch`, everything a rerun will do, which a dry run prints and
 
 What a launch may touch (docs/design.md, "What a rerun may touch"): the script, ``argv[0]`` and the
 working directory resolve inside the worktree (links followed; a linked untracked file may lead
-into the repository it came from, nowhere else); the variables a plan sets come from the fixed
-allowlist of ``model.variables``; the package's own control variables in this process's
+into the repository it came from, nowhere else); the variables a plan sets are those
+``model.variables`` lets a process be started with (never the interpreter's or the loader's); the
+package's own control variables in this process's
 environment are replaced, never inherited. Overrides are shown and stored redacted, by the rule
 argv is redacted with (``capture.program.redact_option``).
 """
@@ -29,7 +30,7 @@ from .. import settings
 from ..capture.program import redact_option
 from ..compare.settable import Knob, options_with
 from ..errors import UsageError
-from ..model.variables import rerun_may_set, settable_value
+from ..model.variables import process_may_set, settable_value
 from ..redact import MASK, redact_text, strip_url_credentials
 from .recipe import Recipe
 
@@ -58,6 +59,8 @@ class Plan:
     env: Mapping[str, str | None] = field(default_factory=dict)
     files: tuple[str, ...] = ()
     outside: Mapping[str, Any] = field(default_factory=dict)
+    # Packages at B's versions, in an environment built for them (``environments``).
+    packages: Mapping[str, str] = field(default_factory=dict)
 
     @staticmethod
     def of(knobs: Sequence[Knob]) -> Plan:
@@ -65,7 +68,8 @@ class Plan:
         env = {k.key: (None if k.b is None else str(k.b)) for k in knobs if k.kind == "env"}
         files = tuple(sorted(k.key for k in knobs if k.kind == "code"))
         outside = {k.field: k.b for k in knobs if k.kind != "apply"}
-        return Plan(by["apply"], by["option"], env, files, outside)
+        packages = {k.key: str(k.b) for k in knobs if k.kind == "package"}
+        return Plan(by["apply"], by["option"], env, files, outside, packages)
 
 
 def overrides_of(knobs: Sequence[Knob]) -> dict[str, Any]:
@@ -118,6 +122,7 @@ class Launch:
     timeout_s: float
     overrides: Shown
     files: tuple[str, ...] = ()
+    python: str | None = None  # an environment built with other packages; None: this one
 
     def variables(self, uri: str, token: str | None) -> dict[str, str | None]:
         """The variables the rerun sets on top of this process's environment (None: unset)."""
@@ -156,6 +161,7 @@ class Launch:
             "overrides": dict(self.overrides.values),
             "files_from_b": list(self.files),
             "timeout_s": round(self.timeout_s, 1),
+            **({"python": self.python} if self.python else {}),
         }
 
 
@@ -169,9 +175,9 @@ def launch_for(
     overrides: Mapping[str, Any],
 ) -> Launch:
     """The launch of ``recipe`` under ``plan``; a UsageError where the plan would set a variable
-    outside the allowlist or the command line would still hold a masked secret."""
+    a rerun may not set or the command line would still hold a masked secret."""
     for name, value in plan.env.items():
-        if not rerun_may_set(name) or not settable_value(value):
+        if not process_may_set(name) or not settable_value(value):
             raise UsageError(f"a rerun does not set the environment variable {name}")
     argv = tuple(options_with(recipe.argv, plan.options))
     if any(MASK in arg for arg in argv):
@@ -269,15 +275,17 @@ def module_file(module: str, cwd: Path, run_id: str) -> Path:
 
 
 def command(launch: Launch, tree: Path, origin: Path, cwd: Path) -> list[str]:
-    """The interpreter running this command, on the run's script (or module) and arguments."""
+    """The interpreter running this command (or the one of an environment built for it), on the
+    run's script (or module) and arguments."""
     r = launch.recipe
+    python = launch.python or sys.executable
     located(tree, origin, launch.argv[0], "argv[0]", r.run_id)
     if r.entry_kind == "module" and r.module:
         found = module_file(r.module, cwd, r.run_id)
         located(tree, origin, str(found), "module", r.run_id)
-        return [sys.executable, "-m", r.module, *launch.argv[1:]]
+        return [python, "-m", r.module, *launch.argv[1:]]
     script = located(tree, origin, r.script, "entry point", r.run_id)
-    return [sys.executable, str(script), *launch.argv[1:]]
+    return [python, str(script), *launch.argv[1:]]
 
 
 def job_for(

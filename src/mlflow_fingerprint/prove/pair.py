@@ -58,8 +58,9 @@ def setup(
 
 def not_here(a: Recorded, b: Recorded, until: int | None, sides: Split) -> BisectResult | None:
     """Where this machine is not A's in what a rerun cannot set, no rerun here stands for A:
-    the result says so without rerunning anything."""
-    gaps = machine_gaps(a.record)
+    the result says so without rerunning anything. Its packages are no such gap: a bisect's
+    reruns run with A's versions (``package_sets``)."""
+    gaps = [d for d in machine_gaps(a.record) if d.field != "packages.digest"]
     if not gaps:
         return None
     fields = list(dict.fromkeys([d.field for d in gaps] + [d.field for d in sides.cannot_set]))
@@ -73,7 +74,7 @@ def not_here(a: Recorded, b: Recorded, until: int | None, sides: Split) -> Bisec
     )
 
 
-def planned(s: Setup, origin: Path, bound: float) -> DryRun:
+def planned(s: Setup, origin: Path, bound: float, builds: Sequence[str] = ()) -> DryRun:
     """The reruns a bisect starts with (A as recorded) and ends with at most (A with every
     settable value of B), and what it would set. Files of code are taken from the records here;
     the bisect itself compares the two checked-out trees."""
@@ -111,6 +112,6 @@ def planned(s: Setup, origin: Path, bound: float) -> DryRun:
         tuple(launches),
         settable,
         tuple(d.field for d in s.sides.cannot_set),
-        (code_note(s.a, origin),),
+        (code_note(s.a, origin), *builds),
         s.until,
     )

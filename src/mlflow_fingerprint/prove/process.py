@@ -7,6 +7,13 @@ it raises :class:`TimedOut`, and on an interruption (Ctrl-C, or SIGTERM turned i
 contract: a test, or another executor (a container, a remote machine), can stand in for a
 process.
 
+An executor that can hold several jobs at once is also a :class:`Pool`: ``submit`` starts a job
+and returns at once with a :class:`Pending` the caller polls, and ``slots`` says how many it can
+hold (locally, the free cores). :func:`run_round` runs one round of independent jobs on either:
+all at once on a pool, one after another otherwise; a Ray or Slurm executor (issue 48) is a pool
+whose ``Pending`` asks the cluster. The round is polled from the calling thread, so Ctrl-C (and
+SIGTERM) reaches it and every job still running is ended before the exception goes on.
+
 :class:`LocalProcess` starts the training in a session (and so a process group) of its own, so
 that ending it ends its DataLoader workers and anything else it started: SIGINT first, which a
 ``fingerprinted`` run answers by ending its MLflow run KILLED, then SIGKILL to whatever is left
@@ -17,18 +24,22 @@ failed training becomes.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO, Protocol
+from typing import IO, Protocol, runtime_checkable
 
 from .launch import Job, masked
 
 # How long a training has to end its run after SIGINT before its process group is killed.
 GRACE_S = 10.0
+# How often a round looks at its running jobs.
+POLL_S = 0.05
 TAIL_BYTES = 4096
 TAIL_CHARS = 300
 
@@ -43,10 +54,12 @@ class TimedOut(Exception):
 
 @dataclass(frozen=True)
 class Finished:
-    """How a job ended on its own: its exit status and the last line it printed (redacted)."""
+    """How a job ended on its own: its exit status, the last line it printed (redacted) and, where
+    the executor measured it, how long it ran (0: not measured)."""
 
     returncode: int
     last_line: str
+    wall_s: float = 0.0
 
 
 class Executor(Protocol):
@@ -56,33 +69,148 @@ class Executor(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class LocalProcess:
-    """A job as a local process group, ended whole on a timeout or an interruption."""
+class Pending(Protocol):
+    """A submitted job. ``poll``: None while it runs, how it ended once it has (``TimedOut``
+    once past its time bound, after ending it); ``cancel``: end it now (an interruption)."""
 
-    grace_s: float = GRACE_S
+    def poll(self) -> Finished | None: ...
 
-    def execute(self, job: Job) -> Finished:
-        with tempfile.TemporaryFile() as out:
-            process = subprocess.Popen(
+    def cancel(self) -> None: ...
+
+
+@runtime_checkable
+class Pool(Protocol):
+    """An executor that holds ``slots`` jobs at once, each started by ``submit``."""
+
+    slots: int
+
+    def execute(self, job: Job) -> Finished: ...
+
+    def submit(self, job: Job) -> Pending: ...
+
+
+def free_cores() -> int:
+    """The cores this process may use that the machine's load leaves free; at least one."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:
+        busy = 0.0
+    return max(1, cores - math.floor(busy))
+
+
+class LocalPending:
+    """One job's process group, started and not waited for."""
+
+    def __init__(self, job: Job, grace_s: float) -> None:
+        self.job = job
+        self.grace_s = grace_s
+        self.out = tempfile.TemporaryFile()  # noqa: SIM115 (closed by poll or cancel)
+        self.started = time.monotonic()
+        self.deadline = self.started + job.timeout_s
+        try:
+            self.process = subprocess.Popen(
                 list(job.command),
                 cwd=job.cwd,
                 env=dict(job.env),
                 stdin=subprocess.DEVNULL,
-                stdout=out,
+                stdout=self.out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-            try:
-                code = process.wait(timeout=job.timeout_s)
-            except subprocess.TimeoutExpired:
-                end_group(process, self.grace_s)
-                raise TimedOut(job.timeout_s) from None
-            except BaseException:
-                end_group(process, self.grace_s)
-                raise
-            kill_group(process.pid)  # a worker left behind by a training that exited
-            return Finished(code, _last_line(out, code, job.secrets))
+        except BaseException:
+            self.out.close()
+            raise
+
+    def poll(self) -> Finished | None:
+        code = self.process.poll()
+        if code is None:
+            if time.monotonic() < self.deadline:
+                return None
+            self.cancel()
+            raise TimedOut(self.job.timeout_s)
+        kill_group(self.process.pid)  # a worker left behind by a training that exited
+        wall = time.monotonic() - self.started
+        with self.out:
+            return Finished(code, _last_line(self.out, code, self.job.secrets), wall)
+
+    def cancel(self) -> None:
+        try:
+            end_group(self.process, self.grace_s)
+        finally:
+            self.out.close()
+
+
+@dataclass(frozen=True)
+class LocalProcess:
+    """A job as a local process group, ended whole on a timeout or an interruption; ``slots``
+    of them at once in a round (default: the free cores)."""
+
+    grace_s: float = GRACE_S
+    slots: int = 1
+
+    def submit(self, job: Job) -> LocalPending:
+        return LocalPending(job, self.grace_s)
+
+    def execute(self, job: Job) -> Finished:
+        return wait_for(self.submit(job))
+
+
+def wait_for(pending: Pending) -> Finished:
+    """``pending`` polled to its end; ended on the way out of an interruption."""
+    try:
+        while (finished := pending.poll()) is None:
+            time.sleep(POLL_S)
+        return finished
+    except TimedOut:
+        raise
+    except BaseException:
+        pending.cancel()
+        raise
+
+
+Ended = Finished | TimedOut
+
+
+def run_round(executor: Executor, jobs: list[Job]) -> list[Ended]:
+    """How each of ``jobs`` ended, in their order: ``slots`` at a time where ``executor`` is a
+    pool, else one after another. A timeout is one job's answer; an interruption ends every job
+    still running and goes on."""
+    if not isinstance(executor, Pool) or executor.slots < 2 or len(jobs) < 2:
+        return [_ended(executor.execute, job) for job in jobs]
+    waiting = list(enumerate(jobs))
+    running: dict[int, Pending] = {}
+    ended: dict[int, Ended] = {}
+    try:
+        while waiting or running:
+            while waiting and len(running) < executor.slots:
+                i, job = waiting.pop(0)
+                running[i] = executor.submit(job)
+            for i, pending in list(running.items()):
+                try:
+                    finished: Ended | None = pending.poll()
+                except TimedOut as exc:
+                    finished = exc
+                if finished is not None:
+                    ended[i] = finished
+                    del running[i]
+            if running:
+                time.sleep(POLL_S)
+    except BaseException:
+        for pending in running.values():
+            pending.cancel()
+        raise
+    return [ended[i] for i in range(len(jobs))]
+
+
+def _ended(execute: Callable[[Job], Finished], job: Job) -> Ended:
+    try:
+        return execute(job)
+    except TimedOut as exc:
+        return exc
 
 
 def _last_line(out: IO[bytes], code: int, secrets: frozenset[str]) -> str:

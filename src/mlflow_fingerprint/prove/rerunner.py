@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +22,10 @@ from ..errors import Terminated, UsageError
 from ..model.hashing import canonical_json
 from ..tracking import store as tracking
 from .curves import Metrics, read
-from .launch import Launch, Plan, job_for, launch_for, masked, shown
+from .environments import Environments
+from .launch import Job, Launch, Plan, job_for, launch_for, masked, shown
 from .names import rerun_name
-from .process import Executor, TimedOut
+from .process import Ended, Executor, TimedOut, run_round
 from .recorded import Recorded
 from .worktree import CodeSwap
 
@@ -40,6 +41,25 @@ class Outcome:
     metrics: Metrics
     stopped_at: int | None
     wall_s: float
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Where one rerun of a round runs: a tree of A's code, and B's files swapped into it."""
+
+    tree: Path
+    swap: CodeSwap | None = None
+
+
+@dataclass(frozen=True)
+class Started:
+    """A rerun made ready: the token its run is found by, what it sets, the job it runs."""
+
+    token: str
+    plan: Plan
+    launch: Launch
+    job: Job
+    number: int  # its place among this bisect's reruns, for its name (a round starts several)
 
 
 def quiet(message: str) -> None:
@@ -60,8 +80,17 @@ class Rerunner:
     watch_step: int | None = None
     swap: CodeSwap | None = None
     progress: Progress = quiet
+    # Another tree for a rerun that runs beside others (a bisect's round); None: one at a time.
+    more: Callable[[], Slot] | None = None
+    # Variables every rerun starts with (A's recorded values), unless its plan sets them.
+    env: Mapping[str, str | None] = field(default_factory=dict)
+    # Package versions every rerun starts with (A's, where this environment's differ), and
+    # where environments with them are built; None: every rerun in this environment.
+    packages: Mapping[str, str] = field(default_factory=dict)
+    envs: Environments | None = None
     count: int = 0
     launches: list[Launch] = field(default_factory=list)
+    slots: list[Slot] = field(default_factory=list)
 
     @property
     def uri(self) -> str:
@@ -70,7 +99,7 @@ class Rerunner:
     def launch(self, plan: Plan, overrides: dict[str, Any]) -> Launch:
         return launch_for(
             self.a.recipe,
-            plan,
+            replace(plan, env={**self.env, **plan.env}),
             stop_after=self.until,
             watch_steps=(self.watch_step,) if self.watch_step is not None else (),
             timeout_s=self.timeout_s,
@@ -79,44 +108,92 @@ class Rerunner:
 
     def run(self, plan: Plan, overrides: dict[str, Any]) -> Outcome:
         """Rerun A with ``plan`` (``overrides``: what it sets, by field, as the tag shows it)."""
+        return self.run_round([(plan, overrides)])[0]
+
+    def _slot(self, i: int) -> Slot:
+        while len(self.slots) <= i:
+            if not self.slots:
+                self.slots.append(Slot(self.tree, self.swap))
+            elif self.more is None:
+                raise ValueError("a round of several reruns needs a tree for each")
+            else:
+                self.slots.append(self.more())
+        return self.slots[i]
+
+    def round_size(self, wanted: int) -> int:
+        """How many reruns one round can hold: one where no other tree can be had."""
+        return wanted if self.more is not None else min(wanted, 1)
+
+    def python_for(self, plan: Plan) -> str | None:
+        """The interpreter of the environment ``plan`` runs in: this one where A's packages are
+        here and the plan sets none, else one built with them (``BuildFailed`` where not)."""
+        wanted = {**self.packages, **plan.packages}
+        if not wanted or self.envs is None:
+            return None
+        return self.envs.python_for(wanted)
+
+    def _prepare(self, plan: Plan, overrides: dict[str, Any], slot: Slot) -> Started:
         self.count += 1
-        launch = self.launch(plan, overrides)
-        if self.swap is not None:
-            self.swap.set(plan.files)
+        launch = replace(self.launch(plan, overrides), python=self.python_for(plan))
+        if slot.swap is not None:
+            slot.swap.set(plan.files)
         token = uuid.uuid4().hex
-        job = job_for(launch, self.tree, self.origin, self.uri, token, environ_copy())
-        started = time.monotonic()
+        job = job_for(launch, slot.tree, self.origin, self.uri, token, environ_copy())
+        return Started(token, plan, launch, job, self.count)
+
+    def run_round(self, items: Sequence[tuple[Plan, dict[str, Any]]]) -> list[Outcome]:
+        """Reruns of A that do not depend on one another, run together by the executor (each in
+        a tree of its own), in their order. Every rerun that did not end itself is ended and
+        marked; the first failure is raised once all of them are."""
+        if len(items) > 1 and self.round_size(len(items)) < len(items):
+            return [self.run_round([item])[0] for item in items]
+        started = [self._prepare(p, o, self._slot(i)) for i, (p, o) in enumerate(items)]
+        began = time.monotonic()
         try:
-            finished = self.executor.execute(job)
-        except TimedOut as exc:
-            self._end(token, "FAILED", str(exc))
-            raise UsageError(str(exc) + " (--timeout sets it)") from None
+            ended = run_round(self.executor, [s.job for s in started])
         except KeyboardInterrupt as exc:
             why = f"interrupted by {exc.name}" if isinstance(exc, Terminated) else "interrupted"
-            self._end(token, "KILLED", f"the rerun was {why}")
+            for s in started:
+                self._end(s.token, "KILLED", f"the rerun was {why}")
             raise
-        wall = time.monotonic() - started
-        if finished.returncode:
-            self._end(token, "FAILED", f"the training exited with status {finished.returncode}")
-            raise UsageError(
-                f"the training failed in the rerun (exit {finished.returncode}): "
-                f"{finished.last_line}"
+        wall = time.monotonic() - began
+        failures = [self._failed(s, e) for s, e in zip(started, ended, strict=True)]
+        first = next((f for f in failures if f is not None), None)
+        if first is not None:
+            raise first
+        return [
+            self._outcome(s, e.wall_s or wall)  # type: ignore[union-attr]
+            for s, e in zip(started, ended, strict=True)
+        ]
+
+    def _failed(self, s: Started, ended: Ended) -> UsageError | None:
+        """The error a rerun that did not finish well becomes, its run ended FAILED."""
+        if isinstance(ended, TimedOut):
+            self._end(s.token, "FAILED", str(ended))
+            return UsageError(str(ended) + " (--timeout sets it)")
+        if ended.returncode:
+            self._end(s.token, "FAILED", f"the training exited with status {ended.returncode}")
+            return UsageError(
+                f"the training failed in the rerun (exit {ended.returncode}): {ended.last_line}"
             )
+        return None
+
+    def _outcome(self, s: Started, wall: float) -> Outcome:
         mlflow_client = tracking.client(self.uri)
         with tracking.store_errors(self.uri):
-            run_id = find_rerun(mlflow_client, [str(self.a.resolved.ref.experiment_id)], token)
+            run_id = find_rerun(mlflow_client, [str(self.a.resolved.ref.experiment_id)], s.token)
             tags = mlflow_client.get_run(run_id).data.tags
-            self._tag_overrides(mlflow_client, run_id, tags, plan, launch)
-            mlflow_client.update_run(run_id, name=self.name(launch))
+            self._tag_overrides(mlflow_client, run_id, tags, s.plan, s.launch)
+            mlflow_client.update_run(run_id, name=self.name(s.launch, s.number))
         stopped = tags.get(layout.TAG_STOPPED_AT)
         metrics = read(self.uri, run_id, self.names)
         at = int(stopped) if stopped and stopped.isdigit() else None
         return Outcome(run_id, metrics, at, wall)
 
-    def name(self, launch: Launch) -> str:
+    def name(self, launch: Launch, number: int) -> str:
         """The rerun's run name: A's (or its id), its number here, what it set (redacted)."""
         ref = self.a.resolved.ref
-        return rerun_name(ref.name or self.a.run_id[:8], self.count, launch.overrides.values)
+        return rerun_name(ref.name or self.a.run_id[:8], number, launch.overrides.values)
 
     def _tag_overrides(
         self, mlflow_client: Any, run_id: str, tags: Any, plan: Plan, launch: Launch

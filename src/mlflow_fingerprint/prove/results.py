@@ -71,6 +71,10 @@ class BisectResult:
     cannot_set: tuple[str, ...] = ()
     reruns: tuple[Rerun, ...] = ()
     notes: tuple[str, ...] = ()
+    # How the reruns ran: rounds of reruns side by side, up to ``jobs`` at a time, in ``wall_s``.
+    rounds: int = 0
+    jobs: int = 1
+    wall_s: float = 0.0
 
     def __post_init__(self) -> None:
         check(self.verdict, BISECT_VERDICTS, "bisect verdict")
@@ -96,7 +100,17 @@ class BisectResult:
             "cannot_set": list(self.cannot_set),
             "reruns": [r.to_dict() for r in self.reruns],
             "notes": list(self.notes),
+            "rounds": self.rounds,
+            "jobs": self.jobs,
+            "wall_s": round(self.wall_s, 1),
         }
+
+    def cost(self) -> str:
+        """``6 reruns in 2 rounds (up to 4 at a time), 41.2 s``: what the proof took."""
+        return (
+            f"{len(self.reruns)} rerun(s) in {self.rounds} round(s) (up to {self.jobs} at a "
+            f"time), {self.wall_s:.1f} s"
+        )
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,12 @@ One cause among k knobs costs at most ceil(log2 k) + 2 reruns: the baseline, one
 and one that settles the suspect (applied alone where the halving only inferred it, else all the
 other knobs applied without it, which rules them out at once). Causes that move the numbers only
 together fall back to testing both halves: more reruns, still a set that alone moves A's curve.
+
+Where reruns can run side by side (``width`` of them, ``--jobs``), the splits are chosen for
+rounds rather than for reruns: the candidates are cut into ``width + 1`` parts, ``width`` of them
+rerun at once and the last inferred where none moves, so one cause among k takes about
+log(k) / log(width + 1) rounds; a round of candidates no wider than ``width`` tests each alone.
+With ``width`` 1 this is the halving above, rerun for rerun.
 """
 
 from __future__ import annotations
@@ -26,20 +32,67 @@ MAX_FALLBACK_RERUNS = 24
 
 
 Attempt = Callable[[Sequence[Knob]], Match]
+# Several sets at once, answered in their order (one round of reruns side by side).
+Attempts = Callable[[Sequence[Sequence[Knob]]], list[Match]]
 
 
 @dataclass
 class Search:
-    """The state of one search: every attempt is remembered, so no set is rerun twice."""
+    """The state of one search: every attempt is remembered, so no set is rerun twice.
+    ``together`` and ``width``: how many sets one round can rerun side by side, and how."""
 
     attempt: Attempt
     seen: dict[frozenset[Knob], Match] = field(default_factory=dict)
+    together: Attempts | None = None
+    width: int = 1
+    # Places of the next round already taken (the baseline rerun beside the first split).
+    taken: int = 0
 
     def __call__(self, knobs: Sequence[Knob]) -> Match:
         key = frozenset(knobs)
         if key not in self.seen:
             self.seen[key] = self.attempt(list(knobs))
         return self.seen[key]
+
+    def ask(self, sets: Sequence[Sequence[Knob]]) -> list[Match]:
+        """Each set's answer; those not seen yet rerun in one round where ``together`` can."""
+        new: dict[frozenset[Knob], list[Knob]] = {}
+        for knobs in sets:
+            if frozenset(knobs) not in self.seen:
+                new.setdefault(frozenset(knobs), list(knobs))
+        if self.together is not None and len(new) > 1:
+            answers = self.together(list(new.values()))
+            self.seen.update(zip(new, answers, strict=True))
+        return [self(knobs) for knobs in sets]
+
+
+def parts(candidates: Sequence[Knob], width: int) -> list[list[Knob]]:
+    """One round's split: each candidate alone where they fit in ``width``, else ``width + 1``
+    parts of near-equal size (the smaller first, as halving took the smaller half)."""
+    n = len(candidates)
+    if width > 1 and n <= width:
+        return [[k] for k in candidates]
+    count = min(n, width + 1)
+    sizes = [n // count + (1 if i >= count - n % count else 0) for i in range(count)]
+    out, start = [], 0
+    for size in sizes:
+        out.append(list(candidates[start : start + size]))
+        start += size
+    return out
+
+
+def first_round(knobs: Sequence[Knob], width: int) -> list[list[Knob]]:
+    """The sets the search's first round reruns beside one other rerun (A as recorded): what
+    :func:`find_causes` asks first with one place of ``width`` taken (:attr:`Search.taken`)."""
+    if width < 2 or len(knobs) < 2:
+        return []
+    return tested(parts(knobs, width - 1), width - 1)
+
+
+def tested(split: list[list[Knob]], width: int) -> list[list[Knob]]:
+    """The parts of ``split`` a round reruns: all where they fit, else all but the last, which
+    is inferred from the others keeping A's curve."""
+    return split if len(split) <= width and width > 1 else split[:-1]
 
 
 def moves(match: Match) -> bool:
@@ -59,14 +112,21 @@ class Halving:
 
 
 def _halve(candidates: list[Knob], search: Search) -> Halving:
-    """One cause assumed: apply half; a half that leaves A's curve holds it, one that keeps A's
-    curve is ruled out."""
+    """One cause assumed: apply a part (half, where reruns run one at a time); a part that leaves
+    A's curve holds it, one that keeps A's curve is ruled out; where every part tested kept it,
+    the one left untested holds it."""
     seen = False
     while len(candidates) > 1:
-        half, rest = candidates[: len(candidates) // 2], candidates[len(candidates) // 2 :]
-        moved = moves(search(half))
-        seen = seen or moved
-        candidates = half if moved else rest
+        width, search.taken = max(1, search.width - search.taken), 0
+        split = parts(candidates, width)
+        asked = tested(split, width)
+        moving = [p for p, m in zip(asked, search.ask(asked), strict=True) if moves(m)]
+        if moving:
+            seen, candidates = True, moving[0]
+        elif len(asked) == len(split):
+            return Halving(None, False)  # each alone tested, and none moves A's curve
+        else:
+            candidates = split[-1]
     return Halving(candidates[0] if candidates else None, seen)
 
 
@@ -106,6 +166,10 @@ def find_causes(knobs: Sequence[Knob], search: Search) -> list[Knob] | None:
     while remaining:
         halving = _halve(remaining, search)
         suspect = halving.suspect
+        if suspect is not None and search.width > 1:
+            # The settling reruns in one round: the suspect alone, the rest without it.
+            rest = [k for k in remaining if k != suspect and k not in ruled_out(search)]
+            search.ask([[suspect]] * (not halving.seen_moving) + [rest] * bool(rest))
         if suspect is None or (not halving.seen_moving and not moves(search([suspect]))):
             return causes or _fallback(list(knobs), search)
         causes.append(suspect)

@@ -79,3 +79,42 @@ def test_project_files_are_the_imported_modules_under_the_root_and_nothing_insta
         root / "data.py",
         root / "loop.py",
     }
+
+
+def test_the_environment_is_recorded_by_name_with_secrets_as_digests() -> None:
+    """Every variable's name; a knob's value as it is; a token and a URL holding a password as a
+    digest only; the shell's and the job runner's variables, and the folders a tool keeps files
+    in, by name only (no hash, no cause)."""
+    from mlflow_fingerprint.capture.variables import probe_variables
+    from mlflow_fingerprint.model.variables import digested
+    from mlflow_fingerprint.redact import secret_env_values
+
+    url = "https://user:s3cr3t-Pa55w0rd@example.com/hook"
+    env = {
+        "MOMENTUM": "0.9",
+        "SERVICE_TOKEN": TOKEN,
+        "NOTIFY_URL": url,
+        "PWD": "/home/me",
+        "SHLVL": "2",
+        "GITHUB_RUN_ID": "123",
+        "PYTEST_CURRENT_TEST": "t.py::x",
+        "OMP_NUM_THREADS": "4",  # recorded under torch.threads
+        "HUGE": "x" * 1000,
+        "TORCHINDUCTOR_CACHE_DIR": "/tmp/run-7/inductor",
+        "HF_HOME": "/scratch/hf",
+    }
+    values, names = probe_variables(secret_env_values(env), env)
+    assert values["MOMENTUM"] == "0.9"
+    assert all(digested(values[n]) for n in ("SERVICE_TOKEN", "NOTIFY_URL", "HUGE"))
+    assert not any(s in str(values) for s in (TOKEN, "s3cr3t"))
+    assert names == [
+        "GITHUB_RUN_ID",
+        "HF_HOME",
+        "OMP_NUM_THREADS",
+        "PWD",
+        "PYTEST_CURRENT_TEST",
+        "SHLVL",
+        "TORCHINDUCTOR_CACHE_DIR",
+    ]
+    other, _ = probe_variables(secret_env_values(env), {**env, "SERVICE_TOKEN": TOKEN + "x"})
+    assert other["SERVICE_TOKEN"] != values["SERVICE_TOKEN"]  # two tokens still differ

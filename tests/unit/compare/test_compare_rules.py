@@ -475,3 +475,52 @@ def test_an_untracked_list_holding_a_non_path_names_nothing_and_breaks_no_diff()
     assert not untracked(record, "y.py")
     other = edit(record, **{"program.entry.path": "x.py", "program.entry.kind": "script"})
     assert diff(record, other).differences  # compared, not raised
+
+
+def test_a_variable_is_a_cause_only_where_a_logged_value_shows_it_was_read() -> None:
+    """Every variable of the process is recorded (issue 47). ``MOMENTUM``, whose value the run
+    logged as a param, is a recipe difference; ``JOB_TAG``, held by nothing the run logged, is
+    listed as changing nothing shown (a harness's, a scheduler's), and bisect may still set it;
+    NCCL's are recorded only under ``distributed.env``."""
+    from mlflow_fingerprint.compare.settable import split
+    from mlflow_fingerprint.model.variables import RECORDED_ELSEWHERE
+
+    base = seeded(cpu_record(), 0)
+    a = edit(base, **{"program.env.MOMENTUM": "0.9", "program.env.JOB_TAG": "x", "params.m": 0.9})
+    b = edit(base, **{"program.env.MOMENTUM": "0.5", "program.env.JOB_TAG": "y", "params.m": 0.5})
+    report = diff(a, b)
+    found = {d.field: d for d in report.differences}
+    read, unread = found["program.env.MOMENTUM"], found["program.env.JOB_TAG"]
+    assert read.effect == "recipe"
+    assert "params.m holds its value in both runs" in read.explanation
+    assert unread.effect == "none"
+    assert "nothing shows the program read it" in unread.explanation
+    assert "program.env.JOB_TAG" not in {d.field for d in report.effective_differences}
+    assert {k.field for k in split(report.differences).knobs} >= {
+        "program.env.MOMENTUM",
+        "program.env.JOB_TAG",
+    }
+    assert {"NCCL_ALGO", "NCCL_PROTO"} <= RECORDED_ELSEWHERE
+
+
+def test_a_variable_one_run_lacks_is_read_only_where_the_logged_value_moved_with_it() -> None:
+    """A ran without ``SCALE`` (the program's default), B with ``SCALE=4``: B's ``params.scale``
+    holds 4 where A's holds 1, so the program read it. ``HINT=2`` in B alone, with a worker
+    count of 2 logged by both runs, shows nothing: the 2 was there without the variable."""
+    base = seeded(cpu_record(), 0)
+    a = edit(base, **{"program.env.USER_KNOB": "x", "params.scale": "1", "params.workers": "2"})
+    b = edit(
+        base,
+        **{
+            "program.env.USER_KNOB": "x",
+            "program.env.SCALE": "4",
+            "program.env.HINT": "2",
+            "params.scale": "4",
+            "params.workers": "2",
+        },
+    )
+    found = {d.field: d for d in diff(a, b).differences}
+    scale = found["program.env.SCALE"]
+    assert scale.effect == "recipe"
+    assert "params.scale holds its value in B, and another in A" in scale.explanation
+    assert found["program.env.HINT"].effect == "none"

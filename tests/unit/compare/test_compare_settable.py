@@ -105,3 +105,62 @@ def test_an_option_whose_value_the_record_masked_cannot_be_set() -> None:
     masked = diff("program.options.api-key", None, "***")
     assert knob_for(masked) is None
     assert [d.field for d in split([masked]).cannot_set] == ["program.options.api-key"]
+
+
+def test_a_variable_of_the_program_s_own_is_a_knob_set_before_it_starts() -> None:
+    """``MOMENTUM=0.5`` in B's environment: an env knob, and every rerun starts with A's value."""
+    from mlflow_fingerprint.compare.settable import recorded_env
+
+    found = split(
+        [
+            diff("program.env.MOMENTUM", "0.9", "0.5"),
+            diff("program.env.ONLY_IN_A", "1", MISSING),
+            diff("program.env.OMP_NUM_THREADS", "1", "2"),  # recorded under torch.threads
+        ]
+    )
+    assert [(k.kind, k.key, k.b) for k in found.knobs] == [
+        ("env", "MOMENTUM", "0.5"),
+        ("env", "ONLY_IN_A", None),
+    ]
+    assert found.cannot_set == ()
+    assert recorded_env(found.knobs) == {"MOMENTUM": "0.9", "ONLY_IN_A": "1"}
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("PYTHONPATH", "/tmp/hooks"),
+        ("PYTHONSTARTUP", "/tmp/x.py"),
+        ("LD_PRELOAD", "/tmp/x.so"),
+        ("DYLD_INSERT_LIBRARIES", "/tmp/x.dylib"),
+        ("BASH_ENV", "/tmp/x.sh"),
+        ("CUDA_INJECTION64_PATH", "/tmp/x.so"),
+        ("REQUESTS_CA_BUNDLE", "/tmp/ca.pem"),
+        ("PWD", "/tmp"),  # volatile: never in program.env, refused where a record puts it there
+        ("HF_TOKEN", "*** sha256:0123456789ab"),  # a secret, recorded as a digest only
+        ("LONG", "<300 chars> sha256:0123456789ab"),
+        ("bad name", "1"),
+    ],
+)
+def test_the_interpreter_s_loader_s_and_secret_variables_are_never_set(
+    name: str, value: str
+) -> None:
+    d = diff(f"program.env.{name}", None, value)
+    assert knob_for(d) is None
+    assert [x.field for x in split([d]).cannot_set] == [f"program.env.{name}"]
+
+
+def test_a_package_version_is_a_knob_unless_the_pythons_differ() -> None:
+    """B's numpy is built for a rerun of A; for another Python nothing of B's is built."""
+    numpy = diff("packages.distributions.numpy", "1.26.4", "2.1.0", "none")
+    found = split([numpy, diff("packages.digest", "1", "2", "numerics")])
+    assert [(k.kind, k.key, k.a, k.b) for k in found.knobs] == [
+        ("package", "numpy", "1.26.4", "2.1.0")
+    ]
+    assert found.cannot_set == ()
+    other = split([numpy, diff("python.version", "3.11.9", "3.12.4", "numerics")])
+    assert other.knobs == ()
+    assert [d.field for d in other.cannot_set] == ["packages.distributions.numpy", "python.version"]
+    gone = diff("packages.distributions.numpy", "1.26.4", MISSING, "none")
+    crafted = diff("packages.distributions.numpy", "1.0", "1.0 --index-url http://x", "none")
+    assert [d.field for d in split([gone, crafted]).cannot_set] == [gone.field, crafted.field]

@@ -120,6 +120,7 @@ def test_volatile_fields_do_not_enter_hashes(fp: Fingerprint) -> None:
     record["captured_at"] = "1999-01-01T00:00:00Z"
     record["seeds"]["state_digests"] = {"python": "x"}
     record["python"]["executable"] = "/other/venv/bin/python"
+    record["program"]["env_volatile"] = ["PWD", "SHLVL", "GITHUB_RUN_ID"]
     assert compute_hashes(record) == dict(fp.hashes)
 
 
@@ -134,3 +135,8 @@ def test_a_real_field_change_enters_its_hash(fp: Fingerprint) -> None:
     changed = compute_hashes(record)
     assert changed["env"] != fp.hashes["env"]
     assert changed["numerics"] == fp.hashes["numerics"]
+    record = fp.to_dict()
+    record["program"]["env"]["MOMENTUM"] = "0.5"  # a knob the program reads from a variable
+    changed = compute_hashes(record)
+    assert changed["recipe"] != fp.hashes["recipe"]
+    assert changed["env"] == fp.hashes["env"]

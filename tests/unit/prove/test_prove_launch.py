@@ -84,10 +84,19 @@ def test_without_forced_settings_no_stale_apply_reaches_the_training(tree: Path)
     assert settings.APPLY not in job.env
 
 
-@pytest.mark.parametrize("name", ["PYTHONPATH", "LD_PRELOAD", "PYTHONSTARTUP", "omp_num_threads"])
-def test_a_plan_never_sets_a_variable_outside_the_allowlist(name: str) -> None:
+@pytest.mark.parametrize(
+    "name",
+    ["PYTHONPATH", "LD_PRELOAD", "PYTHONSTARTUP", "DYLD_INSERT_LIBRARIES", "PATH", "BASH_ENV"],
+)
+def test_a_plan_never_sets_the_interpreter_s_or_the_loader_s_variables(name: str) -> None:
     with pytest.raises(UsageError, match=name):
         launch(plan=Plan(env={name: "/tmp/x"}))
+
+
+def test_a_plan_sets_a_variable_of_the_program_s_own(tree: Path) -> None:
+    """``MOMENTUM``, read by the training: set before it starts, A's value otherwise."""
+    job = job_for(launch(plan=Plan(env={"MOMENTUM": "0.5"})), tree, tree, "sqlite:///x", "t", {})
+    assert job.env["MOMENTUM"] == "0.5"
 
 
 def test_a_link_out_of_the_tree_is_refused(tree: Path, tmp_path: Path) -> None:

@@ -143,3 +143,37 @@ def test_what_the_proven_seed_produced_is_beneath_it_and_never_ruled_out() -> No
     assert cause.field == "seeds.requested"
     assert set(digests) <= set(cause.sets)
     assert ruled == (code, "git.commit")
+
+
+@pytest.mark.parametrize("width", [2, 4])
+@pytest.mark.parametrize("k", [3, 8, 13])
+def test_reruns_side_by_side_find_one_cause_in_few_rounds(width: int, k: int) -> None:
+    """``--jobs``: the splits are chosen for rounds. With A's own rerun in the first round
+    (``first_round``), one cause among 8 with 4 at a time takes 2 rounds (at most 3 is the
+    promise), each round no wider than ``width``; every other knob is ruled out."""
+    from mlflow_fingerprint.prove.search import first_round
+
+    for index in range(k):
+        ks = knobs(k)
+        attempt, _ = oracle({ks[index]})
+        rounds: list[int] = []
+
+        def together(sets, attempt=attempt, rounds=rounds):
+            rounds.append(len(sets))
+            return [attempt(s) for s in sets]
+
+        def alone(s, attempt=attempt, rounds=rounds):
+            rounds.append(1)
+            return attempt(s)
+
+        search = Search(alone, together=together, width=width)
+        beside = first_round(ks, width)
+        search.taken = 1 if beside else 0
+        assert search.ask([[], *beside])[0] == "a"  # the baseline, beside the first split
+        assert find_causes(ks, search) == [ks[index]]
+        assert max(rounds) <= width
+        assert len(rounds) <= math.ceil(math.log(k) / math.log(width + 1)) + 2, (index, rounds)
+        if (k, width) == (8, 4):
+            assert len(rounds) <= 3
+        ruled = {x for s, m in search.seen.items() if m == "a" for x in s}
+        assert ruled == set(ks) - {ks[index]}

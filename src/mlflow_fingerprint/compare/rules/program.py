@@ -175,6 +175,62 @@ def origin(ctx: Context) -> Outcome:
     )
 
 
+# Where a value the program read shows up: what it logged and what it was called with.
+READ_INTO = ("params", "program.options", "program.call")
+
+
+def _carried_by(record: Mapping[str, Any], value: Any) -> set[tuple[str, str]]:
+    """The params, options and call arguments (section, name) whose value is ``value`` (as text)."""
+    found = set()
+    for section in READ_INTO:
+        values = get_path(record, section)
+        if isinstance(values, Mapping):
+            found |= {(section, str(k)) for k, v in values.items() if str(v) == str(value)}
+    return found
+
+
+def _held(record: Mapping[str, Any], where: tuple[str, str]) -> str | None:
+    values = get_path(record, where[0])
+    if not isinstance(values, Mapping) or where[1] not in values:
+        return None
+    return str(values[where[1]])
+
+
+def variable(ctx: Context) -> Outcome:
+    """``variable MOMENTUM: 0.9 vs 0.5``. Every variable of the process is recorded, and two
+    runs differ in many nobody reads (a harness's, a scheduler's): one is a cause only where the
+    run shows it was read, a param, an option or a call argument holding its value in both runs.
+    A side without the variable ran on the program's default, so only the other side can show
+    it; there the field must also differ from the first side's (a ``2`` that every run logs as
+    its worker count is no evidence). Otherwise it is listed as a difference nothing shows was
+    read (an unexplained pair names it among what the record cannot rule out)."""
+    name = _last(ctx)
+    values = f"variable {name}: {shown(ctx.change.a)} vs {shown(ctx.change.b)}"
+    sides = [
+        (r, v)
+        for r, v in ((ctx.a, ctx.change.a), (ctx.b, ctx.change.b))
+        if v is not MISSING and not is_unavailable(v)  # unset, or a record from before the env
+    ]
+    carried: set[tuple[str, str]] = set()
+    where = "in both runs"
+    if len(sides) == 2:
+        carried = _carried_by(ctx.a, ctx.change.a) & _carried_by(ctx.b, ctx.change.b)
+    elif sides:
+        (record, value), other = sides[0], ctx.b if sides[0][0] is ctx.a else ctx.a
+        carried = {w for w in _carried_by(record, value) if _held(other, w) != str(value)}
+        has, lacks = ("A", "B") if record is ctx.a else ("B", "A")
+        where = f"in {has}, and another in {lacks}, which ran without it"
+    if carried:
+        held = ", ".join(sorted(f"{section}.{key}" for section, key in carried))
+        said = f"{values}; the program read it: {held} holds its value {where}."
+        return Outcome("recipe", said, prior=3)
+    return Outcome(
+        "none",
+        f"{values}; nothing the runs logged holds its value, so nothing shows the program read "
+        "it (a param logged from it would).",
+    )
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
         "program.options.*",
@@ -261,6 +317,23 @@ RULES: tuple[Rule, ...] = (
         priority=1410,
     ),
     Rule("params.*", "recipe", "A logged param differs.", RECIPE, 3, param, priority=1420),
+    Rule(
+        "program.env.*",
+        "recipe",
+        "An environment variable differs.",
+        RECIPE,
+        2,
+        variable,
+        priority=1422,
+    ),
+    Rule(
+        "program.env_volatile",
+        "none",
+        "Which of the shell's, the terminal's or a job runner's variables were set; they say "
+        "where and how the run was started, not how it trained.",
+        NONE_CLASS,
+        priority=1424,
+    ),
     Rule(
         "seeds.origin",
         "randomness",
