@@ -713,9 +713,11 @@ def test_a_variable_the_program_reads_is_proven_four_reruns_at_a_time(
     (recorded as a digest, stored nowhere) and never mentions the CI's variable."""
     import mlflow_fingerprint as mfp
 
-    report = mfp.diff(project.ids["a"], project.ids["envp"], tracking_uri=project.uri).to_dict()
+    report = mfp.diff(project.ids["a"], project.ids["envp"], tracking_uri=project.uri)
+    report = report.to_dict(include_none=True)  # the token changes nothing shown: effect none
     fields = {d["field"]: d for d in report["differences"]}
     assert fields["program.env.LR_SCALE"]["effect"] == "recipe"
+    assert fields["program.env.UNUSED_2"]["effect"] == "none"  # 2 too, but lr_scale is not its
     assert fields["program.env.SERVICE_TOKEN"]["b"].startswith("*** sha256:")
     done = jobs["bisect:envp"]
     result = done.json()

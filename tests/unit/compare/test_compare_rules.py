@@ -524,3 +524,26 @@ def test_a_variable_one_run_lacks_is_read_only_where_the_logged_value_moved_with
     assert scale.effect == "recipe"
     assert "params.scale holds its value in B, and another in A" in scale.explanation
     assert found["program.env.HINT"].effect == "none"
+
+
+def test_two_variables_with_one_value_are_told_apart_by_name_or_left_to_a_rerun() -> None:
+    """B sets ``LR_SCALE=4`` and ``SHARDS=4``; its ``params.lr_scale`` went from 1 to 4. The
+    param is named after ``LR_SCALE``: that one is the recipe change, ``SHARDS`` shows nothing.
+    With ``params.factor`` instead, nothing tells them apart: both are candidates, and each
+    explanation says a rerun must tell."""
+    base = seeded(cpu_record(), 0)
+    env = {"program.env.USER_KNOB": "x"}
+    both = {"program.env.LR_SCALE": "4", "program.env.SHARDS": "4"}
+    for param, owner in (("lr_scale", "LR_SCALE"), ("factor", None)):
+        a = edit(base, **env, **{f"params.{param}": "1"})
+        b = edit(base, **env, **both, **{f"params.{param}": "4"})
+        found = {d.field: d for d in diff(a, b).differences}
+        scale, shards = found["program.env.LR_SCALE"], found["program.env.SHARDS"]
+        if owner:
+            assert (scale.effect, shards.effect) == ("recipe", "none")
+            assert "named after LR_SCALE" in shards.explanation
+            assert "So does" not in scale.explanation
+        else:
+            assert (scale.effect, shards.effect) == ("recipe", "recipe")
+            assert "So does SHARDS" in scale.explanation
+            assert "So does LR_SCALE" in shards.explanation

@@ -196,33 +196,85 @@ def _held(record: Mapping[str, Any], where: tuple[str, str]) -> str | None:
     return str(values[where[1]])
 
 
+def _read_into(
+    a: Mapping[str, Any], b: Mapping[str, Any], va: Any, vb: Any
+) -> tuple[set[tuple[str, str]], str]:
+    """The fields that show a variable valued ``va`` in A and ``vb`` in B was read, and in which
+    runs. A side without the variable ran on the program's default, so only the other side can
+    show it; there the field must also differ from the first side's (a ``2`` that every run logs
+    as its worker count is no evidence)."""
+    present = [v is not MISSING and not is_unavailable(v) for v in (va, vb)]  # unavailable: an
+    if all(present):  # older record, from before the environment was recorded
+        return _carried_by(a, va) & _carried_by(b, vb), "in both runs"
+    if not any(present):
+        return set(), ""
+    (record, value, other) = (a, va, b) if present[0] else (b, vb, a)
+    has, lacks = ("A", "B") if present[0] else ("B", "A")
+    carried = {w for w in _carried_by(record, value) if _held(other, w) != str(value)}
+    return carried, f"in {has}, and another in {lacks}, which ran without it"
+
+
+def _same_name(variable: str, key: str) -> bool:
+    """``LR_SCALE`` and ``lr-scale``, ``lr_scale`` or ``lrScale``: one knob under two spellings."""
+
+    def fold(text: str) -> str:
+        return "".join(ch for ch in text.lower() if ch.isalnum())
+
+    return fold(variable) == fold(key)
+
+
+def _rivals(ctx: Context, name: str, carried: set[tuple[str, str]]) -> dict[str, set]:
+    """The other variables that differ between the runs and whose value the same fields hold:
+    which of them the program read, the record alone cannot tell."""
+    env_a, env_b = get_path(ctx.a, "program.env"), get_path(ctx.b, "program.env")
+    env_a = env_a if isinstance(env_a, Mapping) else {}
+    env_b = env_b if isinstance(env_b, Mapping) else {}
+    found = {}
+    for other in sorted((set(env_a) | set(env_b)) - {name}):
+        va, vb = env_a.get(other, MISSING), env_b.get(other, MISSING)
+        if va == vb:
+            continue
+        shared = _read_into(ctx.a, ctx.b, va, vb)[0] & carried
+        if shared:
+            found[other] = shared
+    return found
+
+
 def variable(ctx: Context) -> Outcome:
     """``variable MOMENTUM: 0.9 vs 0.5``. Every variable of the process is recorded, and two
     runs differ in many nobody reads (a harness's, a scheduler's): one is a cause only where the
-    run shows it was read, a param, an option or a call argument holding its value in both runs.
-    A side without the variable ran on the program's default, so only the other side can show
-    it; there the field must also differ from the first side's (a ``2`` that every run logs as
-    its worker count is no evidence). Otherwise it is listed as a difference nothing shows was
-    read (an unexplained pair names it among what the record cannot rule out)."""
+    run shows it was read, a param, an option or a call argument holding its value (see
+    ``_read_into``). Where another differing variable has the same values, the field is
+    credited to the one it is named after (``LR_SCALE`` for ``params.lr_scale``); with no such
+    name both stay candidates, and the explanation says a rerun must tell. Otherwise the
+    variable is listed as a difference nothing shows was read (an unexplained pair names it
+    among what the record cannot rule out)."""
     name = _last(ctx)
     values = f"variable {name}: {shown(ctx.change.a)} vs {shown(ctx.change.b)}"
-    sides = [
-        (r, v)
-        for r, v in ((ctx.a, ctx.change.a), (ctx.b, ctx.change.b))
-        if v is not MISSING and not is_unavailable(v)  # unset, or a record from before the env
-    ]
-    carried: set[tuple[str, str]] = set()
-    where = "in both runs"
-    if len(sides) == 2:
-        carried = _carried_by(ctx.a, ctx.change.a) & _carried_by(ctx.b, ctx.change.b)
-    elif sides:
-        (record, value), other = sides[0], ctx.b if sides[0][0] is ctx.a else ctx.a
-        carried = {w for w in _carried_by(record, value) if _held(other, w) != str(value)}
-        has, lacks = ("A", "B") if record is ctx.a else ("B", "A")
-        where = f"in {has}, and another in {lacks}, which ran without it"
-    if carried:
-        held = ", ".join(sorted(f"{section}.{key}" for section, key in carried))
+    carried, where = _read_into(ctx.a, ctx.b, ctx.change.a, ctx.change.b)
+    rivals = _rivals(ctx, name, carried) if carried else {}
+    owned_by_rival = {
+        w: other for other, fields in rivals.items() for w in fields if _same_name(other, w[1])
+    }
+    mine = {w for w in carried if w not in owned_by_rival or _same_name(name, w[1])}
+    if carried and not mine:
+        (field, owner), *_ = sorted(owned_by_rival.items())
+        return Outcome(
+            "none",
+            f"{values}; {field[0]}.{field[1]} holds its value, but it is named after {owner}, "
+            "which has the same values: nothing shows the program read this one.",
+        )
+    if mine:
+        held = ", ".join(sorted(f"{section}.{key}" for section, key in mine))
         said = f"{values}; the program read it: {held} holds its value {where}."
+        shared = sorted(
+            o for o, fields in rivals.items() if fields & mine and o not in owned_by_rival.values()
+        )
+        if shared and not any(_same_name(name, w[1]) for w in mine):
+            said += (
+                f" So does {', '.join(shared)}: which of them the program read, a rerun tells "
+                "(fingerprint bisect)."
+            )
         return Outcome("recipe", said, prior=3)
     return Outcome(
         "none",
