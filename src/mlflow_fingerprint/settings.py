@@ -52,6 +52,15 @@ RERUN_TOKEN = "MLFLOW_FINGERPRINT_RERUN_TOKEN"
 # Where a bisect keeps the environments it builds with another run's package versions
 # (``prove/environments.py``; default: ``~/.cache/mlflow-fingerprint/envs``).
 ENV_CACHE = "MLFLOW_FINGERPRINT_ENV_CACHE"
+# Where a run's events wait for MLflow (``tracking/spool.py``; default: beside the user's cache).
+SPOOL = "MLFLOW_FINGERPRINT_SPOOL"
+# A recording of NVML readings replayed in place of the installed ``pynvml`` (``capture/nvml.py``):
+# the tests' stand-in for a GPU machine.
+NVML_REPLAY = "MLFLOW_FINGERPRINT_NVML_REPLAY"
+# The container image a run started in, where the platform names none of its own.
+IMAGE = "MLFLOW_FINGERPRINT_IMAGE"
+# A command's error is raised with its traceback instead of being said in one line.
+DEBUG = "MLFLOW_FINGERPRINT_DEBUG"
 
 DiffMode = Literal["redacted", "off"]
 # Above this size the diff is not stored, only its digest: scanning it for secrets costs about a

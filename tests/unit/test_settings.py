@@ -3,7 +3,10 @@ never breaks ``import mlflow`` (our run context provider is loaded by it) or ``s
 
 from __future__ import annotations
 
+import ast
+import re
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -55,3 +58,25 @@ def test_a_bad_value_falls_back_with_one_warning(name: str, text: str) -> None:
     assert len(messages) == 1, messages
     assert name in messages[0]
     assert repr(text) in messages[0]
+
+
+def test_every_variable_of_the_package_is_declared_in_settings() -> None:
+    """A name ``MLFLOW_FINGERPRINT_*`` spelled as a whole string anywhere in ``src/`` but
+    ``settings.py`` is a tuning variable declared out of sight (issue 49): the docs, the
+    volatile list and a reader looking for what the package reads all start from settings."""
+    import mlflow_fingerprint
+    from mlflow_fingerprint import settings as declared
+
+    name = re.compile(r"MLFLOW_FINGERPRINT_[A-Z0-9_]+")
+    package = Path(mlflow_fingerprint.__file__).parent
+    outside = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name == "settings.py" and path.parent == package:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            text = node.value if isinstance(node, ast.Constant) else None
+            if isinstance(text, str) and name.fullmatch(text):
+                outside.append(f"{path.relative_to(package)}:{node.lineno} {text}")
+    assert outside == []
+    values = {v for v in vars(declared).values() if isinstance(v, str) and name.fullmatch(v)}
+    assert {"MLFLOW_FINGERPRINT_SPOOL", "MLFLOW_FINGERPRINT_NVML_REPLAY"} <= values

@@ -12,7 +12,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-REPLAY_ENV = "MLFLOW_FINGERPRINT_NVML_REPLAY"
+from ..settings import NVML_REPLAY
+
+REPLAY_ENV = NVML_REPLAY  # the name tests and jobs import
 
 
 def _override_source(override: Any) -> str:

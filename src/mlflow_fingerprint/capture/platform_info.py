@@ -9,6 +9,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from ..settings import IMAGE
 from .context import ProbeContext
 from .reading import safe
 
@@ -32,7 +33,7 @@ ISA_FLAGS = (
     "sve",
     "sve2",
 )
-IMAGE_ENV = ("MLFLOW_FINGERPRINT_IMAGE", "CONTAINER_IMAGE", "IMAGE_NAME")
+IMAGE_ENV = (IMAGE, "CONTAINER_IMAGE", "IMAGE_NAME")
 
 
 def _os_release() -> str | None:

@@ -366,10 +366,11 @@ def _run(args: argparse.Namespace, module_name: str, func_name: str) -> int:
             message = f"{type(exc).__name__}: {_first_line(exc)}"
         from ..present.escape import one_line
         from ..redact import redact_text, secret_env_values
+        from ..settings import DEBUG
 
         message = redact_text(message, secret_env_values())  # an error must not leak either
         print(f"fingerprint {args.command}: error: {one_line(message)}", file=sys.stderr)
-        if os.environ.get("MLFLOW_FINGERPRINT_DEBUG"):
+        if os.environ.get(DEBUG):
             raise
         return EXIT_BAD_INPUT
     finally:  # a URI's credentials were handed to MLflow through these: not left to a caller

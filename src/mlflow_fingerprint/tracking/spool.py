@@ -38,10 +38,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from ..settings import SPOOL
 from ..stored_files import open_regular, read_regular
 from . import liveness
 
-ENV_SPOOL = "MLFLOW_FINGERPRINT_SPOOL"
 EVENTS = "events.jsonl"
 ACKS = "acks.jsonl"
 QUARANTINE = "quarantine.jsonl"
@@ -56,7 +56,7 @@ MAX_BYTES = 64 * 1024**3
 
 def spool_root() -> Path:
     """``$MLFLOW_FINGERPRINT_SPOOL``, else ``~/.cache/mlflow-fingerprint/spool``."""
-    configured = os.environ.get(ENV_SPOOL)
+    configured = os.environ.get(SPOOL)
     if configured:
         return Path(configured).expanduser()
     return Path.home() / ".cache" / "mlflow-fingerprint" / "spool"
