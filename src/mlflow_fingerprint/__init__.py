@@ -6,10 +6,7 @@ The public names are imported on first use (PEP 562), so ``import mlflow_fingerp
 
 from __future__ import annotations
 
-import sys
-from types import ModuleType
-
-from .lazy import lazy_names
+from .lazy import keep_public_names, lazy_names
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers know the name
 if TYPE_CHECKING:
@@ -79,15 +76,4 @@ def __dir__() -> list[str]:
     return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})
 
 
-class _Package(ModuleType):
-    """Keeps ``mfp.capture`` the function. Importing the ``capture`` subpackage (the CLI or the
-    run context provider does) makes Python set the package attribute of that name to the
-    subpackage, which would replace the function; the subpackage stays in ``sys.modules``."""
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if name in _SOURCES and isinstance(value, ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
+keep_public_names(__name__, _SOURCES)  # the CLI imports the ``capture`` subpackage
