@@ -203,8 +203,9 @@ def _read_into(
     runs. A side without the variable ran on the program's default, so only the other side can
     show it; there the field must also differ from the first side's (a ``2`` that every run logs
     as its worker count is no evidence)."""
-    present = [v is not MISSING and not is_unavailable(v) for v in (va, vb)]  # unavailable: an
-    if all(present):  # older record, from before the environment was recorded
+    # unavailable: an older record, from before the environment was recorded
+    present = [v is not MISSING and not is_unavailable(v) for v in (va, vb)]
+    if all(present):
         return _carried_by(a, va) & _carried_by(b, vb), "in both runs"
     if not any(present):
         return set(), ""
@@ -223,13 +224,15 @@ def _same_name(variable: str, key: str) -> bool:
     return fold(variable) == fold(key)
 
 
-def _rivals(ctx: Context, name: str, carried: set[tuple[str, str]]) -> dict[str, set]:
+def _rivals(
+    ctx: Context, name: str, carried: set[tuple[str, str]]
+) -> dict[str, set[tuple[str, str]]]:
     """The other variables that differ between the runs and whose value the same fields hold:
     which of them the program read, the record alone cannot tell."""
     env_a, env_b = get_path(ctx.a, "program.env"), get_path(ctx.b, "program.env")
     env_a = env_a if isinstance(env_a, Mapping) else {}
     env_b = env_b if isinstance(env_b, Mapping) else {}
-    found = {}
+    found: dict[str, set[tuple[str, str]]] = {}
     for other in sorted((set(env_a) | set(env_b)) - {name}):
         va, vb = env_a.get(other, MISSING), env_b.get(other, MISSING)
         if va == vb:
@@ -253,24 +256,26 @@ def variable(ctx: Context) -> Outcome:
     values = f"variable {name}: {shown(ctx.change.a)} vs {shown(ctx.change.b)}"
     carried, where = _read_into(ctx.a, ctx.b, ctx.change.a, ctx.change.b)
     rivals = _rivals(ctx, name, carried) if carried else {}
-    owned_by_rival = {
-        w: other for other, fields in rivals.items() for w in fields if _same_name(other, w[1])
-    }
-    mine = {w for w in carried if w not in owned_by_rival or _same_name(name, w[1])}
+
+    def named_after(field: tuple[str, str]) -> str | None:
+        """The variable carrying ``field`` that it is named after: this one, a rival, or none."""
+        holders = (name, *(o for o, fields in rivals.items() if field in fields))
+        return next((v for v in holders if _same_name(v, field[1])), None)
+
+    mine = {w for w in carried if named_after(w) in (name, None)}
     if carried and not mine:
-        (field, owner), *_ = sorted(owned_by_rival.items())
+        field = min(carried)
         return Outcome(
             "none",
-            f"{values}; {field[0]}.{field[1]} holds its value, but it is named after {owner}, "
-            "which has the same values: nothing shows the program read this one.",
+            f"{values}; {field[0]}.{field[1]} holds its value, but it is named after "
+            f"{named_after(field)}, which has the same values: nothing shows the program read "
+            "this one.",
         )
     if mine:
         held = ", ".join(sorted(f"{section}.{key}" for section, key in mine))
         said = f"{values}; the program read it: {held} holds its value {where}."
-        shared = sorted(
-            o for o, fields in rivals.items() if fields & mine and o not in owned_by_rival.values()
-        )
-        if shared and not any(_same_name(name, w[1]) for w in mine):
+        shared = sorted(o for o, fields in rivals.items() if fields & mine)
+        if shared and all(named_after(w) is None for w in mine):
             said += (
                 f" So does {', '.join(shared)}: which of them the program read, a rerun tells "
                 "(fingerprint bisect)."
