@@ -32,7 +32,7 @@ def first_sentence(docstring: str) -> str:
 
 def index(package: Path = PACKAGE) -> str:
     """The index as the page holds it, between its two markers (included)."""
-    lines = [START, "", "## Every module", ""]
+    lines = [START, "", "## Every module"]
     folder = None
     for path in sorted(package.rglob("*.py"), key=lambda p: (p.parent != package, p.parts)):
         relative = path.relative_to(package)
@@ -42,7 +42,7 @@ def index(package: Path = PACKAGE) -> str:
             lines += ["", f"### `{here}/`" if here != "." else "### the package's top level", ""]
         docstring = ast.get_docstring(ast.parse(path.read_text())) or "(no docstring)"
         lines.append(f"- `{relative.as_posix()}`: {first_sentence(docstring)}")
-    return "\n".join([*lines, "", END]).replace("\n\n\n", "\n\n") + "\n"
+    return "\n".join([*lines, "", END]) + "\n"
 
 
 def rewritten(page: str, package: Path = PACKAGE) -> str:
