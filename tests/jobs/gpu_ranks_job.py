@@ -19,7 +19,7 @@ from pathlib import Path
 
 import ddp_digits  # beside this script, so on sys.path when torchrun starts it
 
-from mlflow_fingerprint.capture.nvml import REPLAY_ENV
+from mlflow_fingerprint.settings import NVML_REPLAY
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gpus"
 
@@ -28,7 +28,7 @@ def main(argv: list[str]) -> int:
     at = argv.index("--gpus")
     gpus = argv[at + 1].split(",")
     rest = argv[:at] + argv[at + 2 :]
-    os.environ[REPLAY_ENV] = str(FIXTURES / f"{gpus[int(os.environ['LOCAL_RANK'])]}.json")
+    os.environ[NVML_REPLAY] = str(FIXTURES / f"{gpus[int(os.environ['LOCAL_RANK'])]}.json")
     return ddp_digits.main(rest)
 
 

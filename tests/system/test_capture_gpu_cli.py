@@ -9,14 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mlflow_fingerprint.capture.nvml import REPLAY_ENV
+from mlflow_fingerprint.settings import NVML_REPLAY
 from support import paths
 
 FIXTURES = paths.FIXTURES / "gpus"
 
 
 def run_cli(replay: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, REPLAY_ENV: replay}
+    env = {**os.environ, NVML_REPLAY: replay}
     # The console script a user runs, installed beside this interpreter.
     cli = [str(Path(sys.executable).with_name("fingerprint")), "capture", "--format", "json"]
     return subprocess.run(cli, env=env, capture_output=True, text=True, timeout=180, check=False)

@@ -21,11 +21,11 @@ from test_distributed import _torchrun
 
 from mlflow_fingerprint import capture, layout
 from mlflow_fingerprint.capture.distributed import DISTRIBUTED_ENV
-from mlflow_fingerprint.capture.nvml import REPLAY_ENV
 from mlflow_fingerprint.compare.diff import diff
 from mlflow_fingerprint.compare.report import Difference, Report
 from mlflow_fingerprint.model.fingerprint import Fingerprint
 from mlflow_fingerprint.run import ranks
+from mlflow_fingerprint.settings import NVML_REPLAY
 from support import paths
 from support.records import edit
 
@@ -42,7 +42,7 @@ def _capture(gpu: str, rank: int, world: int, env: tuple[tuple[str, str], ...]) 
     with pytest.MonkeyPatch.context() as mp:
         for name in DISTRIBUTED_ENV:
             mp.delenv(name, raising=False)
-        mp.setenv(REPLAY_ENV, str(FIXTURES / f"{gpu}.json"))
+        mp.setenv(NVML_REPLAY, str(FIXTURES / f"{gpu}.json"))
         mp.setenv("RANK", str(rank))
         mp.setenv("LOCAL_RANK", str(rank))
         mp.setenv("WORLD_SIZE", str(world))

@@ -14,8 +14,6 @@ from typing import Any
 
 from ..settings import NVML_REPLAY
 
-REPLAY_ENV = NVML_REPLAY  # the name tests and jobs import
-
 
 def _override_source(override: Any) -> str:
     name = getattr(override, "source_name", None)
@@ -31,19 +29,19 @@ def _load_replay(path: str) -> tuple[Any, str | None, str]:
     try:
         return NvmlReplay.from_file(path), None, source
     except ReplayError as exc:
-        return None, f"cannot replay NVML readings ({REPLAY_ENV}): {exc}", source
+        return None, f"cannot replay NVML readings ({NVML_REPLAY}): {exc}", source
 
 
 def load_nvml(override: Any = None) -> tuple[Any, str | None, str]:
     """``(pynvml-like module or None, why it is None, source label)``.
 
     Order: ``override`` (an object with pynvml's functions, e.g. an ``NvmlReplay``), then the
-    recording named by :data:`REPLAY_ENV`, then the installed ``pynvml``. Never raises and never
+    recording named by :data:`NVML_REPLAY`, then the installed ``pynvml``. Never raises and never
     initialises NVML: the probe does that, inside its time limit.
     """
     if override is not None:
         return override, None, _override_source(override)
-    replay_path = os.environ.get(REPLAY_ENV)
+    replay_path = os.environ.get(NVML_REPLAY)
     if replay_path:
         return _load_replay(replay_path)
     try:

@@ -24,7 +24,7 @@ import mlflow_fingerprint
 from mlflow_fingerprint.capture import cuda, gpu
 from mlflow_fingerprint.capture.context import ProbeContext, RunInfo
 from mlflow_fingerprint.capture.cuda import computed_on
-from mlflow_fingerprint.capture.nvml import REPLAY_ENV, load_nvml
+from mlflow_fingerprint.capture.nvml import load_nvml
 from mlflow_fingerprint.capture.nvml_replay import (
     CALLS_BY_NAME,
     NvmlReplay,
@@ -33,6 +33,7 @@ from mlflow_fingerprint.capture.nvml_replay import (
 )
 from mlflow_fingerprint.model.fingerprint import is_unavailable
 from mlflow_fingerprint.model.readable import gpu_summary
+from mlflow_fingerprint.settings import NVML_REPLAY
 from support import paths
 
 FIXTURES = paths.FIXTURES / "gpus"
@@ -67,7 +68,7 @@ def probe_recording(rec: dict[str, Any], source_name: str = "inline") -> dict[st
 @pytest.fixture(autouse=True)
 def _no_replay_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """A replay left in the environment would silently replace real pynvml in other tests."""
-    monkeypatch.delenv(REPLAY_ENV, raising=False)
+    monkeypatch.delenv(NVML_REPLAY, raising=False)
 
 
 # -- architecture from compute capability ----------------------------------------------------
@@ -465,7 +466,7 @@ def test_load_nvml_prefers_an_override() -> None:
 
 
 def test_load_nvml_reads_the_env_var(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(REPLAY_ENV, str(FIXTURES / "l4.json"))
+    monkeypatch.setenv(NVML_REPLAY, str(FIXTURES / "l4.json"))
     module, error, source = load_nvml()
     assert isinstance(module, NvmlReplay)
     assert (error, source) == (None, "replay:l4.json")
@@ -476,7 +477,7 @@ def test_load_nvml_with_bad_json_gives_a_one_line_reason(
 ) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    monkeypatch.setenv(REPLAY_ENV, str(bad))
+    monkeypatch.setenv(NVML_REPLAY, str(bad))
     module, error, source = load_nvml()
     assert module is None
     assert error is not None
