@@ -31,7 +31,10 @@ def progress(message: str) -> None:
 
 def common(args: argparse.Namespace) -> dict[str, Any]:
     """What ``rerun`` and ``bisect`` take alike from their command lines."""
+    from ..prove.executors import executor_for
+
     return {
+        "executor": executor_for(args.executor),
         "until_step": args.until_step,
         "timeout": args.timeout,
         "dry_run": args.dry_run,

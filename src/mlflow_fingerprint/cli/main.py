@@ -72,6 +72,12 @@ def _rerun_options(p: argparse.ArgumentParser) -> None:
         help="print the commit, entry point, argv, working directory, environment variables "
         "and overrides each rerun would use, and run nothing",
     )
+    p.add_argument(
+        "--executor",
+        metavar="ray://HOST:PORT|ray+http://HOST:PORT|slurm[:PARTITION]",
+        help="run each rerun as a job on a Ray or Slurm cluster, on a node of the recorded "
+        "machine kind (docs/clusters.md); default: here",
+    )
 
 
 class _Parser(argparse.ArgumentParser):

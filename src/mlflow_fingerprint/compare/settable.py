@@ -37,7 +37,9 @@ from ..model.vocabulary import Effect
 from ..redact import MASK
 from .report import Difference
 
-KnobKind = Literal["apply", "option", "code", "env", "package"]
+# "package": B's version of a distribution, in an environment built for it (prove/package_sets.py);
+# "machine": the node a rerun runs on, where a cluster offers B's kind (prove/placement.py).
+KnobKind = Literal["apply", "option", "code", "env", "package", "machine"]
 
 # Fields the decorator forces as they are named (the record's own paths).
 APPLIED = re.compile(

@@ -34,6 +34,7 @@ from .environments import Environments
 from .launch import Plan, masked, overrides_of, shown
 from .package_sets import settle, would_build
 from .pair import Setup, not_here, planned, setup
+from .placement import KIND_FIELD, NoNode, Placement, is_cluster, offered_line, placement
 from .process import Executor, LocalProcess, Pool, free_cores
 from .recorded import Recorded, fingerprint_of
 from .reproduce import check_until, origin_of, time_bound
@@ -225,13 +226,28 @@ def bisect(
     width = jobs_for(jobs, executor)
     s = setup(a, b, tracking_uri, experiment, until_step)
     bound = time_bound(s.a, timeout)
-    refused = not_here(s.a, s.b, s.until, s.sides)
-    if refused is not None:
-        return refused
+    run_on = executor or LocalProcess(slots=width)
+    placed: Placement | None = None
+    if is_cluster(run_on):
+        try:
+            placed = placement(s.a.record, s.b.record, s.sides, run_on.kinds())
+        except NoNode as exc:
+            cannot = (KIND_FIELD, *(d.field for d in s.sides.cannot_set))
+            return BisectResult(
+                "not_settable", s.a.run_id, s.b.run_id, s.until, (), (), cannot, (), (str(exc),)
+            )
+        s = replace(s, sides=placed.sides)
+    else:
+        refused = not_here(s.a, s.b, s.until, s.sides)
+        if refused is not None:
+            return refused
     origin = origin_of(repo)
     envs = Environments()
     if dry_run:
-        return planned(settle(s, envs, build=False).setup, origin, bound, would_build(s, envs))
+        plan = planned(settle(s, envs, build=False).setup, origin, bound, would_build(s, envs))
+        if placed is None:
+            return plan
+        return replace(plan, notes=(*plan.notes, offered_line(placed.offered), *placed.notes))
     say_builds = would_build(s, envs)
     for line in say_builds:
         say(line.replace("environment for", "building the environment for", 1))
@@ -261,7 +277,7 @@ def bisect(
             tree_a,
             origin,
             s.names,
-            executor or LocalProcess(slots=width),
+            run_on,
             bound,
             until=s.until,
             watch_step=s.parted,
@@ -271,6 +287,7 @@ def bisect(
             more=another if width > 1 else None,
             packages=sets.base,
             envs=envs,
+            home=placed.home if placed else None,
         )
         job = Bisection(runner, s.b, frozenset(d.field for d in s.differences), s.metrics, width)
         where = "" if s.until is None else f"; reruns compared up to step {s.until}"
@@ -283,7 +300,7 @@ def bisect(
         result = search_causes(job, s, knobs)
     return replace(
         result,
-        notes=(*result.notes, *sets.reasons),
+        notes=(*result.notes, *sets.reasons, *(placed.notes if placed else ())),
         rounds=job.rounds,
         jobs=width,
         wall_s=time.monotonic() - started,

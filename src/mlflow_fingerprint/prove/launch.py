@@ -61,6 +61,7 @@ class Plan:
     outside: Mapping[str, Any] = field(default_factory=dict)
     # Packages at B's versions, in an environment built for them (``environments``).
     packages: Mapping[str, str] = field(default_factory=dict)
+    place: str | None = None  # the machine kind to run on (a cluster's; prove/placement.py)
 
     @staticmethod
     def of(knobs: Sequence[Knob]) -> Plan:
@@ -69,7 +70,8 @@ class Plan:
         files = tuple(sorted(k.key for k in knobs if k.kind == "code"))
         outside = {k.field: k.b for k in knobs if k.kind != "apply"}
         packages = {k.key: str(k.b) for k in knobs if k.kind == "package"}
-        return Plan(by["apply"], by["option"], env, files, outside, packages)
+        place = next((k.key for k in knobs if k.kind == "machine"), None)
+        return Plan(by["apply"], by["option"], env, files, outside, packages, place)
 
 
 def overrides_of(knobs: Sequence[Knob]) -> dict[str, Any]:
@@ -207,6 +209,10 @@ class Job:
     env: Mapping[str, str]
     timeout_s: float
     secrets: frozenset[str] = frozenset()
+    # For an executor that runs it elsewhere (prove/executors): the worktree the command's paths
+    # lie in, and the machine kind the node must be of (None: any).
+    tree: Path | None = None
+    kind: str | None = None
 
 
 def located(tree: Path, origin: Path, rel: str, what: str, run_id: str) -> Path:
@@ -304,4 +310,4 @@ def job_for(
         else:
             env[name] = value
     argv = command(launch, tree, origin, cwd)
-    return Job(tuple(argv), cwd, env, launch.timeout_s, launch.overrides.secrets)
+    return Job(tuple(argv), cwd, env, launch.timeout_s, launch.overrides.secrets, tree)

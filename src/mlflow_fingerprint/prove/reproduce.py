@@ -17,6 +17,7 @@ from ..compare.settable import Knob
 from ..errors import UsageError
 from .curves import compare, read
 from .launch import OPTION_PREFIX, Plan, launch_for, overrides_of, shown
+from .placement import NoNode, home_of, is_cluster, offered_line
 from .process import Executor, LocalProcess
 from .recorded import Recorded, machine_gaps, recorded
 from .rerunner import Rerunner, quiet
@@ -122,6 +123,18 @@ def rerun(
     bound = time_bound(a, timeout)
     origin = origin_of(repo)
     plan, overrides = Plan.of(knobs), overrides_of(knobs)
+    run_on = executor or LocalProcess()
+    notes = (code_note(a, origin),)
+    home = None
+    if is_cluster(run_on):
+        offered = run_on.kinds()
+        notes += (offered_line(offered),)
+        try:
+            home = home_of(a.record, offered).name
+        except NoNode as exc:
+            if not dry_run:
+                raise UsageError(str(exc)) from None
+            notes += (str(exc),)
     if dry_run:
         launch = launch_for(
             a.recipe,
@@ -135,15 +148,19 @@ def rerun(
             "rerun",
             (a.run_id,),
             (("the rerun", launch.describe(a.uri)),),
-            notes=(code_note(a, origin),),
+            notes=notes,
             until_step=until_step,
         )
-    gaps = tuple(MachineGap(d.field, d.a, d.b) for d in machine_gaps(a.record))
-    say(_machine_line(gaps))
+    if home is None:
+        gaps = tuple(MachineGap(d.field, d.a, d.b) for d in machine_gaps(a.record))
+        say(_machine_line(gaps))
+    else:
+        gaps = ()
+        say(f"the rerun runs on a node of RUN's machine kind, {home}")
     names = sorted(a.resolved.metrics)
     with ending_on_signals(), checkout(a.recipe, origin) as tree:
         runner = Rerunner(
-            a, tree, origin, names, executor or LocalProcess(), bound, until_step, progress=say
+            a, tree, origin, names, run_on, bound, until_step, progress=say, home=home
         )
         say(f"rerunning {a.run_id} in {tree} (time bound {bound:.0f} s)")
         outcome = runner.run(plan, overrides)

@@ -88,6 +88,7 @@ class Rerunner:
     # where environments with them are built; None: every rerun in this environment.
     packages: Mapping[str, str] = field(default_factory=dict)
     envs: Environments | None = None
+    home: str | None = None  # the machine kind reruns run on, on a cluster (prove/placement.py)
     count: int = 0
     launches: list[Launch] = field(default_factory=list)
     slots: list[Slot] = field(default_factory=list)
@@ -139,6 +140,7 @@ class Rerunner:
             slot.swap.set(plan.files)
         token = uuid.uuid4().hex
         job = job_for(launch, slot.tree, self.origin, self.uri, token, environ_copy())
+        job = replace(job, kind=plan.place or self.home)
         return Started(token, plan, launch, job, self.count)
 
     def run_round(self, items: Sequence[tuple[Plan, dict[str, Any]]]) -> list[Outcome]:

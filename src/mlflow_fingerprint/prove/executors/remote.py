@@ -1,0 +1,53 @@
+"""What a job sent to another machine carries: the command with its paths relative to the
+worktree, and only the environment a rerun sets, never this process's whole environment (it may
+hold credentials, and a node has its own paths and drivers)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from ... import settings
+from ...model.variables import rerun_may_set
+from ...redact import strip_url_credentials
+from ..launch import CONTROL, Job, masked
+
+# Beyond the rerun's allowlisted variables: where it logs, and the variables a rerun's launch
+# sets (prove/launch.py). Nothing else of this process: a setting such as the NVML replay would
+# make the node record another machine than its own.
+SENT = (
+    "MLFLOW_TRACKING_URI",
+    "MLFLOW_EXPERIMENT_ID",
+    "MLFLOW_EXPERIMENT_NAME",
+    *CONTROL,
+    settings.QUIET,
+    settings.DESCRIBE,
+)
+TAIL_CHARS = 300
+
+
+def sent_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables a node gets: the tracking URI without its credentials (a node logs with
+    its own, docs/clusters.md), the rerun's own settings, the allowlist of ``model.variables``."""
+    out = {k: v for k, v in env.items() if k in SENT or rerun_may_set(k)}
+    if "MLFLOW_TRACKING_URI" in out:
+        out["MLFLOW_TRACKING_URI"] = strip_url_credentials(out["MLFLOW_TRACKING_URI"])
+    return out
+
+
+def relative_command(job: Job, python: str) -> tuple[str, list[str]]:
+    """The job's working directory relative to its worktree, and its command with the
+    interpreter replaced by ``python`` and the script's path made relative to that directory."""
+    tree = job.tree or job.cwd
+    cwd = os.path.relpath(job.cwd, tree)
+    args = list(job.command[1:])
+    if args and args[0] != "-m" and Path(args[0]).is_absolute():
+        args[0] = os.path.relpath(args[0], job.cwd)
+    return cwd, [python, *args]
+
+
+def last_line(text: str, code: int, secrets: frozenset[str]) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    last = lines[-1][-TAIL_CHARS:] if lines else f"exit {code}"
+    return masked(last, secrets)

@@ -1,0 +1,135 @@
+"""Reruns and a bisect through a real Slurm cluster (issue 48): munged, slurmctld and slurmd
+started by the test on this host (tests/support/slurm.py), one node whose features say the
+machine kind it offers, this host's own. Two runs of ``tests/jobs/bisect_project`` differ in
+their learning rate (which moves the curve) and a note (which does nothing): a rerun through
+``sbatch`` reproduces A, a bisect through it names the learning rate and rules out the note, and
+the dry run lists the kinds the cluster offers. Cost: one cluster (under a second to start), two
+tiny trainings, five reruns."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support.gitrepo import git
+from support.paths import JOBS, ROOT
+from support.slurm import missing, slurm_cluster
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
+RUNS = {"a": ["--seed", "0", "--steps", "4"], "b": ["--seed", "0", "--steps", "4", "--lr", "0.2",
+        "--note", "tried"]}  # fmt: skip
+
+
+class Cluster:
+    """The project's repository, store and runs, and the Slurm cluster reruns go to."""
+
+    def __init__(self, base: Path, slurm_env: dict[str, str]) -> None:
+        self.base = base
+        self.repo = base / "project"
+        shutil.copytree(JOBS / "bisect_project", self.repo)
+        git(self.repo, "init", "-q")
+        git(self.repo, "add", "-A")
+        git(self.repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "p")
+        self.uri = f"sqlite:///{base / 'mlflow.db'}"
+        (base / "tmp").mkdir()
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_FINGERPRINT_")}
+        self.env.update(slurm_env)
+        self.env.update(
+            {
+                "PYTHONPATH": str(ROOT / "src"),
+                "MLFLOW_TRACKING_URI": self.uri,
+                "MLFLOW_FINGERPRINT_SPOOL": str(base / "spool"),
+                "TMPDIR": str(base / "tmp"),  # the worktrees: storage the node shares
+                "OMP_NUM_THREADS": "1",
+                "MLFLOW_FINGERPRINT_DESCRIBE": "0",
+            }
+        )
+        self.ids = {name: self.train(args) for name, args in RUNS.items()}
+
+    def train(self, args: list[str]) -> str:
+        env = {**self.env}
+        out = subprocess.run(
+            [sys.executable, "train.py", *args],
+            cwd=self.repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert out.returncode == 0, out.stderr[-3000:]
+        return out.stderr.split("mlflow-fingerprint: run ")[1].split()[0]
+
+    def cli(self, *args: str) -> tuple[int, Any, str]:
+        out = subprocess.run(
+            [sys.executable, "-m", "mlflow_fingerprint.cli", *args, "--format", "json"],
+            cwd=self.repo,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=500,
+        )
+        assert out.returncode in (0, 1), out.stderr[-3000:]
+        return out.returncode, json.loads(out.stdout), out.stderr
+
+    def jobs(self) -> list[str]:
+        """The names of the jobs the controller ran."""
+        out = subprocess.run(
+            ["squeue", "-h", "-t", "all", "-o", "%j"],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        return out.stdout.split()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    absent = missing()
+    if absent and os.environ.get("CI") != "true":
+        pytest.skip(f"Slurm's daemons are not installed: {', '.join(absent)}")
+    assert not absent, f"CI installs slurm-wlm and munge (.ci/run); missing: {absent}"
+    from mlflow_fingerprint.prove.placement import kind_here
+
+    base = tmp_path_factory.mktemp("slurm")
+    with slurm_cluster(base / "slurm", [kind_here().name]) as slurm_env:
+        yield Cluster(base, slurm_env)
+
+
+def test_rerun_through_sbatch_reproduces_the_run(cluster: Cluster) -> None:
+    code, result, err = cluster.cli(
+        "rerun", cluster.ids["a"], "--executor", "slurm", "--until-step", "2"
+    )
+    assert code == 0, err[-2000:]
+    assert result["reproduced"] is True
+    assert "runs on a node of RUN's machine kind" in err
+    assert "mfp-rerun" in cluster.jobs()
+
+
+def test_bisect_through_slurm_names_the_cause_and_rules_out_the_no_op(cluster: Cluster) -> None:
+    code, result, err = cluster.cli(
+        "bisect", cluster.ids["a"], cluster.ids["b"], "--executor", "slurm"
+    )
+    assert code == 0, err[-3000:]
+    assert result["verdict"] == "proven"
+    assert [c["field"] for c in result["causes"]] == ["program.options.lr"]
+    assert "program.options.note" in result["ruled_out"]
+    assert cluster.jobs().count("mfp-rerun") >= 1 + len(result["reruns"])
+
+
+def test_dry_run_lists_the_kinds_the_cluster_offers(cluster: Cluster) -> None:
+    from mlflow_fingerprint.prove.placement import kind_here
+
+    _, result, _ = cluster.cli(
+        "bisect", cluster.ids["a"], cluster.ids["b"], "--executor", "slurm", "--dry-run"
+    )
+    offered = [n for n in result["notes"] if n.startswith("the cluster's nodes offer")]
+    assert offered == [f"the cluster's nodes offer the machine kinds: {kind_here().name}"]
