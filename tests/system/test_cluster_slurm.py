@@ -3,16 +3,19 @@ started by the test on this host (tests/support/slurm.py), one node whose featur
 machine kind it offers, this host's own. Two runs of ``tests/jobs/bisect_project`` differ in
 their learning rate (which moves the curve) and a note (which does nothing): a rerun through
 ``sbatch`` reproduces A, a bisect through it names the learning rate and rules out the note, and
-the dry run lists the kinds the cluster offers. Cost: one cluster (under a second to start), two
-tiny trainings, five reruns."""
+the dry run lists the kinds the cluster offers, and an interrupted rerun is
+cancelled on the cluster. Cost: one cluster (under a second to start), two
+tiny trainings, a handful of reruns and one interrupted job."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -79,16 +82,16 @@ class Cluster:
         assert out.returncode in (0, 1), out.stderr[-3000:]
         return out.returncode, json.loads(out.stdout), out.stderr
 
-    def jobs(self) -> list[str]:
-        """The names of the jobs the controller ran."""
+    def jobs(self, fields: str = "%j") -> list[str]:
+        """The jobs the controller ran, each as ``fields`` (squeue's format), oldest first."""
         out = subprocess.run(
-            ["squeue", "-h", "-t", "all", "-o", "%j"],
+            ["squeue", "-h", "-t", "all", "--sort=i", "-o", fields],
             env=self.env,
             capture_output=True,
             text=True,
             timeout=30,
         )
-        return out.stdout.split()
+        return out.stdout.splitlines()
 
 
 @pytest.fixture(scope="module")
@@ -115,6 +118,7 @@ def test_rerun_through_sbatch_reproduces_the_run(cluster: Cluster) -> None:
 
 
 def test_bisect_through_slurm_names_the_cause_and_rules_out_the_no_op(cluster: Cluster) -> None:
+    before = cluster.jobs().count("mfp-rerun")
     code, result, err = cluster.cli(
         "bisect", cluster.ids["a"], cluster.ids["b"], "--executor", "slurm"
     )
@@ -122,7 +126,7 @@ def test_bisect_through_slurm_names_the_cause_and_rules_out_the_no_op(cluster: C
     assert result["verdict"] == "proven"
     assert [c["field"] for c in result["causes"]] == ["program.options.lr"]
     assert "program.options.note" in result["ruled_out"]
-    assert cluster.jobs().count("mfp-rerun") >= 1 + len(result["reruns"])
+    assert cluster.jobs().count("mfp-rerun") - before == len(result["reruns"])
 
 
 def test_dry_run_lists_the_kinds_the_cluster_offers(cluster: Cluster) -> None:
@@ -133,3 +137,36 @@ def test_dry_run_lists_the_kinds_the_cluster_offers(cluster: Cluster) -> None:
     )
     offered = [n for n in result["notes"] if n.startswith("the cluster's nodes offer")]
     assert offered == [f"the cluster's nodes offer the machine kinds: {kind_here().name}"]
+
+
+SLEEPER = """
+import sys, time
+from mlflow_fingerprint.prove.executors.slurm import SlurmJobs
+from mlflow_fingerprint.prove.launch import Job
+from pathlib import Path
+tree = Path(sys.argv[1])
+(tree / "sleep.py").write_text("import time\\nprint('started', flush=True)\\ntime.sleep(120)\\n")
+job = Job((sys.executable, str(tree / "sleep.py")), tree, {}, 300, tree=tree)
+SlurmJobs(grace_s=2).execute(job)
+"""
+
+
+def test_interrupting_a_rerun_cancels_its_job_on_the_cluster(cluster: Cluster) -> None:
+    tree = cluster.base / "tmp" / "sleeper"
+    tree.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SLEEPER, str(tree)], env=cluster.env, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not any(
+        j.endswith(" mfp-rerun RUNNING") for j in cluster.jobs("%i %j %T")
+    ):
+        time.sleep(0.5)
+    job_id = next(j for j in cluster.jobs("%i %j %T") if j.endswith(" mfp-rerun RUNNING")).split()[
+        0
+    ]
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert b"KeyboardInterrupt" in err
+    state = [j.split()[2] for j in cluster.jobs("%i %j %T") if j.startswith(job_id + " ")]
+    assert state in (["CANCELLED"], ["FAILED"]), state
