@@ -210,9 +210,11 @@ class Job:
     timeout_s: float
     secrets: frozenset[str] = frozenset()
     # For an executor that runs it elsewhere (prove/executors): the worktree the command's paths
-    # lie in, and the machine kind the node must be of (None: any).
+    # lie in, the machine kind the node must be of (None: any), and whether the command's
+    # interpreter is an environment built for the rerun's packages (the node must run that one).
     tree: Path | None = None
     kind: str | None = None
+    built: bool = False
 
 
 def located(tree: Path, origin: Path, rel: str, what: str, run_id: str) -> Path:
@@ -310,4 +312,5 @@ def job_for(
         else:
             env[name] = value
     argv = command(launch, tree, origin, cwd)
-    return Job(tuple(argv), cwd, env, launch.timeout_s, launch.overrides.secrets, tree)
+    secrets = launch.overrides.secrets
+    return Job(tuple(argv), cwd, env, launch.timeout_s, secrets, tree, built=bool(launch.python))

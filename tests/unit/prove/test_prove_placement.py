@@ -17,9 +17,8 @@ from mlflow_fingerprint.capture.nvml_replay import NvmlReplay
 from mlflow_fingerprint.compare.report import Difference
 from mlflow_fingerprint.compare.settable import Knob, Split
 from mlflow_fingerprint.errors import UsageError
-from mlflow_fingerprint.prove.executors import executor_for
+from mlflow_fingerprint.prove.executors import ExecutorSpec, executor_for
 from mlflow_fingerprint.prove.executors.remote import relative_command, sent_env
-from mlflow_fingerprint.prove.executors.slurm import SlurmJobs
 from mlflow_fingerprint.prove.launch import Job, Plan
 from mlflow_fingerprint.prove.placement import (
     KIND_FIELD,
@@ -107,9 +106,24 @@ def test_a_node_gets_the_reruns_variables_only_and_no_credentials(tmp_path: Path
     )
 
 
+def test_an_environment_built_for_the_packages_is_the_interpreter_the_node_runs(
+    tmp_path: Path,
+) -> None:
+    tree = tmp_path / "tree"
+    built = "/cache/envs/abc/bin/python"
+    job = Job((built, str(tree / "train.py")), tree, {}, 5, tree=tree, built=True)
+    assert relative_command(job, "python") == (".", [built, "train.py"])
+    plain = Job(("/venv/python", str(tree / "train.py")), tree, {}, 5, tree=tree)
+    assert relative_command(plain, None) == (".", ["/venv/python", "train.py"])
+
+
 def test_executor_spellings() -> None:
     assert executor_for(None) == LocalProcess()
-    assert executor_for("slurm:gpu") == SlurmJobs("gpu")
-    assert executor_for("slurm").partition is None  # type: ignore[union-attr]
+    assert ExecutorSpec.parse("slurm:gpu") == ExecutorSpec("slurm", "gpu")
+    assert ExecutorSpec.parse("slurm") == ExecutorSpec("slurm", None)
+    assert ExecutorSpec.parse("ray+http://127.0.0.1:8265") == ExecutorSpec(
+        "ray", "http://127.0.0.1:8265"
+    )
+    assert ExecutorSpec.parse("ray://head:10001") == ExecutorSpec("ray", "ray://head:10001")
     with pytest.raises(UsageError, match="--executor takes"):
-        executor_for("kubernetes://x")
+        ExecutorSpec.parse("kubernetes://x")

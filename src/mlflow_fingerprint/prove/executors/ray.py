@@ -2,7 +2,8 @@
 dashboard's ``http://`` address) with the worktree as the job's ``working_dir`` (uploaded to the
 cluster, so the node needs no shared storage), placed by ``entrypoint_resources`` on a node that
 advertises the machine kind the job names, stopped on the cluster on a timeout or an
-interruption, its logs read back from the job API."""
+interruption, its logs read back from the job API. Several at once in a bisect's round: one per
+live node unless told otherwise."""
 
 from __future__ import annotations
 
@@ -10,13 +11,13 @@ import contextlib
 import shlex
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ...errors import UsageError
 from ..launch import Job
 from ..placement import PREFIX
-from ..process import GRACE_S, Finished, TimedOut
+from ..process import GRACE_S, Finished, TimedOut, wait_for
 from .remote import last_line, relative_command, sent_env
 
 POLL_S = 0.5
@@ -38,29 +39,38 @@ def _client(address: str) -> Any:
         raise UsageError(f"--executor ray: cannot reach {address}: {exc}") from None
 
 
-@dataclass
+def _alive(address: str, http: str) -> list[Any]:
+    """The cluster's live nodes, as Ray's state API lists them."""
+    from ray.util.state import list_nodes
+
+    try:
+        nodes = list_nodes(address=http, detail=True, raise_on_missing_output=False)
+    except Exception as exc:
+        raise UsageError(f"--executor ray: cannot list the nodes of {address}: {exc}") from None
+    return [n for n in nodes if n.state == "ALIVE"]
+
+
+@dataclass(frozen=True)
 class RayJobs:
-    """Jobs submitted to the Ray cluster at ``address``."""
+    """Jobs submitted to the Ray cluster at ``address``, ``slots`` of them at once (:meth:`on`
+    counts the live nodes). ``python``: the nodes' interpreter, with the package installed."""
 
     address: str
-    python: str = "python"  # the nodes' interpreter, with the package installed
+    python: str | None = "python"
     grace_s: float = GRACE_S
-    submitted: list[str] = field(default_factory=list)  # submission ids, in order
+    slots: int = 1
+
+    @staticmethod
+    def on(address: str) -> RayJobs:
+        """Jobs to the cluster at ``address``, as many at once as it has live nodes."""
+        jobs = RayJobs(address)
+        return RayJobs(address, slots=max(1, len(_alive(address, jobs._http()))))
 
     def kinds(self) -> tuple[str, ...]:
         """The machine kinds the cluster's live nodes advertise as custom resources."""
-        from ray.util.state import list_nodes
-
-        try:
-            nodes = list_nodes(address=self._http(), detail=True, raise_on_missing_output=False)
-        except Exception as exc:
-            raise UsageError(
-                f"--executor ray: cannot list the nodes of {self.address}: {exc}"
-            ) from None
         found = {
             name
-            for n in nodes
-            if n.state == "ALIVE"
+            for n in _alive(self.address, self._http())
             for name in (n.resources_total or {})
             if name.startswith(PREFIX)
         }
@@ -70,46 +80,57 @@ class RayJobs:
         """The dashboard address list_nodes reads (the client resolves a ray:// address)."""
         return str(_client(self.address).get_address())
 
+    def submit(self, job: Job) -> RayPending:
+        return RayPending(self, job)
+
     def execute(self, job: Job) -> Finished:
-        client = _client(self.address)
-        cwd, command = relative_command(job, self.python)
+        return wait_for(self.submit(job))
+
+
+class RayPending:
+    """One submitted Ray job, known by its submission id (``mfp-rerun-...``)."""
+
+    def __init__(self, jobs: RayJobs, job: Job) -> None:
+        self.jobs, self.job = jobs, job
+        self.client = _client(jobs.address)
+        cwd, command = relative_command(job, jobs.python)
         entrypoint = f"cd {shlex.quote(cwd)} && exec {shlex.join(command)}"
-        sid = f"mfp-rerun-{uuid.uuid4().hex[:12]}"
+        self.id = f"mfp-rerun-{uuid.uuid4().hex[:12]}"
         runtime_env = {"working_dir": str(job.tree or job.cwd), "env_vars": sent_env(job.env)}
+        self.started = time.monotonic()
         try:
-            client.submit_job(
+            self.client.submit_job(
                 entrypoint=entrypoint,
-                submission_id=sid,
+                submission_id=self.id,
                 runtime_env=runtime_env,
                 entrypoint_num_cpus=ENTRY_CPUS,
                 entrypoint_resources={job.kind: 1} if job.kind else None,
             )
         except Exception as exc:
             raise UsageError(f"--executor ray: the job was not accepted: {exc}") from None
-        self.submitted.append(sid)
-        deadline = time.monotonic() + job.timeout_s
-        try:
-            while (status := str(client.get_job_status(sid).value)) not in DONE:
-                if time.monotonic() > deadline:
-                    self._stop(client, sid)
-                    raise TimedOut(job.timeout_s)
-                time.sleep(POLL_S)
-        except TimedOut:
-            raise
-        except BaseException:
-            self._stop(client, sid)
-            raise
-        info = client.get_job_info(sid)
-        code = 0 if status == "SUCCEEDED" else (getattr(info, "driver_exit_code", None) or 1)
-        return Finished(code, last_line(client.get_job_logs(sid), code, job.secrets))
+        self.deadline = self.started + job.timeout_s
 
-    def _stop(self, client: Any, sid: str) -> None:
+    def _status(self) -> str:
+        return str(self.client.get_job_status(self.id).value)
+
+    def poll(self) -> Finished | None:
+        status = self._status()
+        if status not in DONE:
+            if time.monotonic() <= self.deadline:
+                return None
+            self.cancel()
+            raise TimedOut(self.job.timeout_s)
+        info = self.client.get_job_info(self.id)
+        code = 0 if status == "SUCCEEDED" else (getattr(info, "driver_exit_code", None) or 1)
+        text = self.client.get_job_logs(self.id)
+        wall = time.monotonic() - self.started
+        return Finished(code, last_line(text, code, self.job.secrets), wall)
+
+    def cancel(self) -> None:
         """Stop the job on the cluster (Ray sends its driver SIGTERM, then SIGKILL) and wait
         for it to end. Never raises: this runs on the way out of an interruption."""
         with contextlib.suppress(Exception):
-            client.stop_job(sid)
-            deadline = time.monotonic() + self.grace_s
-            while time.monotonic() < deadline:
-                if str(client.get_job_status(sid).value) in DONE:
-                    return
+            self.client.stop_job(self.id)
+            deadline = time.monotonic() + self.jobs.grace_s
+            while time.monotonic() < deadline and self._status() not in DONE:
                 time.sleep(POLL_S)

@@ -36,15 +36,18 @@ def sent_env(env: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
-def relative_command(job: Job, python: str) -> tuple[str, list[str]]:
-    """The job's working directory relative to its worktree, and its command with the
-    interpreter replaced by ``python`` and the script's path made relative to that directory."""
+def relative_command(job: Job, python: str | None) -> tuple[str, list[str]]:
+    """The job's working directory relative to its worktree, and its command with the script's
+    path made relative to that directory and its interpreter replaced by ``python`` (the nodes'),
+    except where it is an environment built for the rerun's packages: that one holds B's
+    versions, so the node runs it, from the environments' cache on storage it shares."""
     tree = job.tree or job.cwd
     cwd = os.path.relpath(job.cwd, tree)
     args = list(job.command[1:])
     if args and args[0] != "-m" and Path(args[0]).is_absolute():
         args[0] = os.path.relpath(args[0], job.cwd)
-    return cwd, [python, *args]
+    interpreter = job.command[0] if job.built or python is None else python
+    return cwd, [interpreter, *args]
 
 
 def last_line(text: str, code: int, secrets: frozenset[str]) -> str:

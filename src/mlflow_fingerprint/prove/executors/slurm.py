@@ -1,6 +1,7 @@
 """Reruns as Slurm batch jobs: ``sbatch`` on the worktree (which must lie on storage the nodes
 share), placed with ``--constraint`` on a node whose features hold the machine kind the job
-names, polled with ``squeue``, cancelled with ``scancel`` on a timeout or an interruption."""
+names, polled with ``scontrol``, cancelled with ``scancel`` on a timeout or an interruption.
+Several at once in a bisect's round: one per node of the partition unless told otherwise."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -19,22 +19,33 @@ from pathlib import Path
 from ...errors import UsageError
 from ..launch import Job
 from ..placement import PREFIX
-from ..process import GRACE_S, Finished, TimedOut
+from ..process import GRACE_S, Finished, TimedOut, wait_for
 from .remote import last_line, relative_command, sent_env
 
 POLL_S = 0.5
 CLI_TIMEOUT_S = 30.0
+WAITING = ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED")
 _EXIT = re.compile(r"\bExitCode=(\d+):(\d+)")
 _STATE = re.compile(r"\bJobState=(\w+)")
 
 
 @dataclass(frozen=True)
 class SlurmJobs:
-    """Jobs submitted to Slurm's default partition, or ``partition``."""
+    """Jobs submitted to Slurm's default partition, or ``partition``; ``slots`` of them at once
+    (:meth:`on` counts the partition's nodes). ``python``: the interpreter the nodes run, where
+    not the job's own (the nodes share its path, docs/clusters.md)."""
 
     partition: str | None = None
-    python: str = sys.executable  # the nodes share this interpreter's path (docs/clusters.md)
+    python: str | None = None
     grace_s: float = GRACE_S
+    slots: int = 1
+
+    @staticmethod
+    def on(partition: str | None) -> SlurmJobs:
+        """Jobs to ``partition``, as many at once as it has nodes."""
+        flags = ["-p", partition] if partition else []
+        counts = _slurm(["sinfo", "-h", "-o", "%D", *flags]).split()
+        return SlurmJobs(partition, slots=max(1, sum(int(c) for c in counts if c.isdigit())))
 
     def kinds(self) -> tuple[str, ...]:
         """The machine kinds among the features of the partition's nodes."""
@@ -45,48 +56,66 @@ class SlurmJobs:
     def _partition(self) -> list[str]:
         return ["-p", self.partition] if self.partition else []
 
+    def submit(self, job: Job) -> SlurmPending:
+        return SlurmPending(self, job)
+
     def execute(self, job: Job) -> Finished:
-        with tempfile.TemporaryDirectory(
-            prefix="mfp-slurm-", dir=job.tree and job.tree.parent
-        ) as d:
-            script = Path(d) / "job.sh"
-            script.write_text(_script(job, self.python))
+        return wait_for(self.submit(job))
+
+
+class SlurmPending:
+    """One batch job: its script and output in a folder beside the worktree (storage the node
+    shares), removed once the job has ended or been cancelled."""
+
+    def __init__(self, jobs: SlurmJobs, job: Job) -> None:
+        self.jobs, self.job = jobs, job
+        self.folder = Path(tempfile.mkdtemp(prefix="mfp-slurm-", dir=job.tree and job.tree.parent))
+        try:
+            script = self.folder / "job.sh"
+            script.write_text(_script(job, jobs.python))
             script.chmod(0o700)
-            output = Path(d) / "out.txt"
-            submit = ["sbatch", "--parsable", "--export=NONE", "-o", str(output), "-J", "mfp-rerun"]
-            submit += [*self._partition(), "--time", str(max(1, int(job.timeout_s // 60) + 2))]
+            self.output = self.folder / "out.txt"
+            submit = ["sbatch", "--parsable", "--export=NONE", "-o", str(self.output)]
+            submit += ["-J", "mfp-rerun", *jobs._partition()]
+            submit += ["--time", str(max(1, int(job.timeout_s // 60) + 2))]
             if job.kind:
                 submit += ["--constraint", job.kind]
-            job_id = _slurm([*submit, str(script)]).strip().split(";")[0]
-            deadline = time.monotonic() + job.timeout_s
-            try:
-                while (state := _state(job_id)) in ("PENDING", "RUNNING", "CONFIGURING"):
-                    if time.monotonic() > deadline:
-                        self._cancel(job_id)
-                        raise TimedOut(job.timeout_s)
-                    time.sleep(POLL_S)
-            except TimedOut:
-                raise
-            except BaseException:
-                self._cancel(job_id)
-                raise
-            code = _exit_code(job_id) if state == "COMPLETED" else _exit_code(job_id) or 1
-            text = output.read_text(errors="replace") if output.exists() else ""
-            return Finished(code, last_line(text, code, job.secrets))
+            self.started = time.monotonic()
+            self.id = _slurm([*submit, str(script)]).strip().split(";")[0]
+        except BaseException:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            raise
+        self.deadline = self.started + job.timeout_s
 
-    def _cancel(self, job_id: str) -> None:
+    def poll(self) -> Finished | None:
+        state = _state(self.id)
+        if state in WAITING:
+            if time.monotonic() <= self.deadline:
+                return None
+            self.cancel()
+            raise TimedOut(self.job.timeout_s)
+        code = _exit_code(self.id)
+        code = code if state == "COMPLETED" else code or 1
+        text = self.output.read_text(errors="replace") if self.output.exists() else ""
+        shutil.rmtree(self.folder, ignore_errors=True)
+        return Finished(
+            code, last_line(text, code, self.job.secrets), time.monotonic() - self.started
+        )
+
+    def cancel(self) -> None:
         """SIGINT to the training (it ends its run KILLED), then the job cancelled past the
         grace period. Never raises: this runs on the way out of an interruption."""
         with contextlib.suppress(Exception):
-            _slurm(["scancel", "--signal=INT", "--full", job_id])
-            deadline = time.monotonic() + self.grace_s
-            while _state(job_id) in ("RUNNING", "PENDING") and time.monotonic() < deadline:
+            _slurm(["scancel", "--signal=INT", "--full", self.id])
+            deadline = time.monotonic() + self.jobs.grace_s
+            while _state(self.id) in WAITING and time.monotonic() < deadline:
                 time.sleep(POLL_S)
         with contextlib.suppress(Exception):
-            _slurm(["scancel", job_id])
+            _slurm(["scancel", self.id])
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _script(job: Job, python: str) -> str:
+def _script(job: Job, python: str | None) -> str:
     """The batch script: into the job's directory, the sent variables only, the command."""
     cwd, command = relative_command(job, python)
     tree = job.tree or job.cwd
