@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol, TypeGuard
 
 from ..compare.report import Difference
 from ..compare.settable import Knob, Split
+from ..model.vocabulary import Effect
 from .launch import Job
 from .process import Finished
 
@@ -138,22 +139,37 @@ def placement(
     kind_a, kind_b = kind_of(a), kind_of(b)
     if kind_a.name not in offered:
         raise NoNode(kind_a, "A")
-    hardware = [d for d in sides.cannot_set if covered(d.field)]
+    # Every hardware difference, those the rules deem harmless too: a training that computed on
+    # the CPU of a GPU node still ran on that node, with its drivers and its site's defaults,
+    # which no record holds. Only a rerun there tells.
+    hardware = [d for d in (*sides.cannot_set, *sides.no_effect) if covered(d.field)]
     if kind_a == kind_b or not hardware:
         return Placement(kind_a.name, sides, offered)
     if kind_b.name not in offered:
         note = f"{KIND_FIELD}: no node of kind {kind_b.name} ({kind_b.label()}), B's"
         cannot = (*sides.cannot_set, _kind_difference(kind_a, kind_b, hardware))
         return Placement(kind_a.name, replace(sides, cannot_set=cannot), offered, (note,))
-    effect = "numerics" if any(d.effect == "numerics" for d in hardware) else hardware[0].effect
-    knob = Knob("machine", kind_b.name, KIND_FIELD, kind_a.label(), kind_b.label(), effect)
-    rest = tuple(d for d in sides.cannot_set if not covered(d.field))
-    sides = replace(sides, knobs=(*sides.knobs, knob), cannot_set=rest)
+    knob = Knob(
+        "machine", kind_b.name, KIND_FIELD, kind_a.label(), kind_b.label(), _effect(hardware)
+    )
+    sides = replace(
+        sides,
+        knobs=(*sides.knobs, knob),
+        cannot_set=tuple(d for d in sides.cannot_set if not covered(d.field)),
+        no_effect=tuple(d for d in sides.no_effect if not covered(d.field)),
+    )
     return Placement(kind_a.name, sides, offered)
 
 
+def _effect(hardware: list[Difference]) -> Effect:
+    """What another machine kind can do: the gravest of its differences' effects, and at least
+    ``numerics`` (another node computes with its own drivers and defaults)."""
+    found = [d.effect for d in hardware if d.effect != "none"]
+    return "numerics" if not found or "numerics" in found else found[0]
+
+
 def _kind_difference(a: MachineKind, b: MachineKind, like: list[Difference]) -> Difference:
-    return replace(like[0], field=KIND_FIELD, a=a.label(), b=b.label())
+    return replace(like[0], field=KIND_FIELD, a=a.label(), b=b.label(), effect=_effect(like))
 
 
 class NoNode(Exception):
