@@ -54,12 +54,14 @@ class TimedOut(Exception):
 
 @dataclass(frozen=True)
 class Finished:
-    """How a job ended on its own: its exit status, the last line it printed (redacted) and, where
-    the executor measured it, how long it ran (0: not measured)."""
+    """How a job ended on its own: its exit status, the last line it printed (redacted), where
+    the executor measured it, how long it ran (0: not measured), and where the job ran on a
+    cluster, how to read its whole output there (a file, or the command that prints it)."""
 
     returncode: int
     last_line: str
     wall_s: float = 0.0
+    log: str | None = None
 
 
 class Executor(Protocol):

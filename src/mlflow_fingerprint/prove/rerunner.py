@@ -177,6 +177,7 @@ class Rerunner:
             self._end(s.token, "FAILED", f"the training exited with status {ended.returncode}")
             return UsageError(
                 f"the training failed in the rerun (exit {ended.returncode}): {ended.last_line}"
+                + (f" (its whole output: {ended.log})" if ended.log else "")
             )
         return None
 

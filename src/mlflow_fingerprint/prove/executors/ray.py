@@ -8,9 +8,11 @@ live node unless told otherwise."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import shlex
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +39,19 @@ def _client(address: str) -> Any:
         return JobSubmissionClient(address)
     except Exception as exc:  # connection refused, a bad address: one line
         raise UsageError(f"--executor ray: cannot reach {address}: {exc}") from None
+
+
+@contextlib.contextmanager
+def _quiet_ray() -> Iterator[None]:
+    """Ray's own logging held to errors while a job is submitted: its client says at INFO that
+    it zips and uploads the worktree, lines that would land among the bisect's own on stderr."""
+    logger = logging.getLogger("ray")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _alive(address: str, http: str) -> list[Any]:
@@ -99,13 +114,14 @@ class RayPending:
         runtime_env = {"working_dir": str(job.tree or job.cwd), "env_vars": sent_env(job.env)}
         self.started = time.monotonic()
         try:
-            self.client.submit_job(
-                entrypoint=entrypoint,
-                submission_id=self.id,
-                runtime_env=runtime_env,
-                entrypoint_num_cpus=ENTRY_CPUS,
-                entrypoint_resources={job.kind: 1} if job.kind else None,
-            )
+            with _quiet_ray():
+                self.client.submit_job(
+                    entrypoint=entrypoint,
+                    submission_id=self.id,
+                    runtime_env=runtime_env,
+                    entrypoint_num_cpus=ENTRY_CPUS,
+                    entrypoint_resources={job.kind: 1} if job.kind else None,
+                )
         except Exception as exc:
             raise UsageError(f"--executor ray: the job was not accepted: {exc}") from None
         self.deadline = self.started + job.timeout_s
@@ -124,7 +140,8 @@ class RayPending:
         code = 0 if status == "SUCCEEDED" else (getattr(info, "driver_exit_code", None) or 1)
         text = self.client.get_job_logs(self.id)
         wall = time.monotonic() - self.started
-        return Finished(code, last_line(text, code, self.job.secrets), wall)
+        log = f"ray job logs --address {self.jobs.address} {self.id}"
+        return Finished(code, last_line(text, code, self.job.secrets), wall, log)
 
     def cancel(self) -> None:
         """Stop the job on the cluster (Ray sends its driver SIGTERM, then SIGKILL) and wait

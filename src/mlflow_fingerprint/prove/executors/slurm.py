@@ -65,11 +65,13 @@ class SlurmJobs:
 
 class SlurmPending:
     """One batch job: its script and output in a folder beside the worktree (storage the node
-    shares), removed once the job has ended or been cancelled."""
+    shares), removed once the job has ended well or been cancelled, kept where it failed."""
 
     def __init__(self, jobs: SlurmJobs, job: Job) -> None:
         self.jobs, self.job = jobs, job
-        self.folder = Path(tempfile.mkdtemp(prefix="mfp-slurm-", dir=job.tree and job.tree.parent))
+        # Under TMPDIR (shared with the nodes, as the worktrees are), not inside the worktree's
+        # folder: that goes with the checkout, and a failed job's output is kept to be read.
+        self.folder = Path(tempfile.mkdtemp(prefix="mfp-slurm-"))
         try:
             script = self.folder / "job.sh"
             script.write_text(_script(job, jobs.python))
@@ -97,10 +99,11 @@ class SlurmPending:
         code = _exit_code(self.id)
         code = code if state == "COMPLETED" else code or 1
         text = self.output.read_text(errors="replace") if self.output.exists() else ""
+        wall = time.monotonic() - self.started
+        if code:  # kept for the user to read: the error names it
+            return Finished(code, last_line(text, code, self.job.secrets), wall, str(self.output))
         shutil.rmtree(self.folder, ignore_errors=True)
-        return Finished(
-            code, last_line(text, code, self.job.secrets), time.monotonic() - self.started
-        )
+        return Finished(code, last_line(text, code, self.job.secrets), wall)
 
     def cancel(self) -> None:
         """SIGINT to the training (it ends its run KILLED), then the job cancelled past the
