@@ -11,17 +11,21 @@ TORCH  ?= torch==2.13.0
 # TensorFlow's CPU wheel, for the Keras integration and its tests (the `tensorflow` extra names the
 # full `tensorflow` for users; both install the same `tensorflow` module). `make setup TF=` skips it.
 TF     ?= tensorflow-cpu==2.21.0
+# The cluster engines' Python parts, for the tests that start a Ray cluster (the `ray` extra; Slurm
+# is the distribution's, .ci/run). `make setup ENGINES=` leaves them out, and those tests skip.
+ENGINES ?= ray
 # The versions the tests ran on (scripts/constraints.py); `make setup CONSTRAINTS=` lifts them.
 CONSTRAINTS ?= constraints.txt
 # The installer: uv, which installs in parallel what pip installs one at a time (59-86 s against
 # 215-222 s from empty caches on 2 cores: benchmarks/bench_setup.py), told where pip's configuration
 # takes packages from (scripts/install.py); pip wherever uv cannot be. `make setup UV=`: pip alone.
 UV     ?= uv==0.13.9
+comma  := ,
 INSTALL := $(PY) scripts/install.py --uv "$(UV)" $(if $(CONSTRAINTS),--constraint $(CONSTRAINTS)) --
 
 # What chose the venv's contents. When any of it changes, the venv is built again from nothing
 # (a package a setting put there would otherwise stay).
-SETTINGS   := python=$(PYTHON) torch=$(TORCH) torch_build=$(TORCH_BUILD) tf=$(TF) constraints=$(CONSTRAINTS)
+SETTINGS   := python=$(PYTHON) torch=$(TORCH) torch_build=$(TORCH_BUILD) tf=$(TF) engines=$(ENGINES) constraints=$(CONSTRAINTS)
 CHOSEN     := $(VENV)/.settings
 # `make demo` installs the package, torch and scikit-learn (the digits data); `make setup` (and
 # every target that runs tests or tools) installs that, TensorFlow and the development stack in one
@@ -64,7 +68,7 @@ $(DEMO_STAMP): $(CREATED) pyproject.toml $(CONSTRAINTS)
 
 # Everything the demo has too, so the demo's stamp holds after it.
 $(STAMP): $(CREATED) pyproject.toml $(CONSTRAINTS)
-	@$(INSTALL) "$(TORCH)" $(if $(TF),"$(TF)") -e ".[demo,dev]"
+	@$(INSTALL) "$(TORCH)" $(if $(TF),"$(TF)") -e ".[demo,dev$(if $(ENGINES),$(comma)$(ENGINES))]"
 	touch $(DEMO_STAMP) $@
 
 demo: $(DEMO_STAMP)

@@ -15,7 +15,11 @@ Each pair is bisected once per ``--jobs`` value: reruns one at a time (1), and s
 and the wall time's ratio to the first ``--jobs`` value's. Side by side pays off with cores to
 spare: on a 2-core machine four trainings at once share two cores.
 
-    python benchmarks/bench_bisect.py [--k 2 4 8] [--jobs 1 4]
+    python benchmarks/bench_bisect.py [--k 2 4 8] [--jobs 1 4] [--ray]
+
+With ``--ray`` each pair is also bisected through a two-node Ray cluster the benchmark starts on
+this host (tests/support/ray.py: both nodes of this host's machine kind, one rerun each at a
+time), against the local executor's rows: what dispatching reruns as Ray jobs costs or saves.
 
 Needs torch; every rerun is a real training process (about 5 s of CPU each on a small machine).
 Exit status 1 if a bisect does not name ``program.options.lr`` alone, makes more reruns than
@@ -25,6 +29,7 @@ its bound (one at a time) or takes more rounds than 3 (one cause among 8, 4 at a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -34,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,13 +113,14 @@ def pair_for(k: int) -> tuple[list[str], dict[str, str], bool]:
     return args, env, comment
 
 
-def bisected(a: str, b: str, repo: Path, k: int, jobs: int) -> dict:
-    """One bisect of the pair, ``jobs`` reruns at a time: what it found and what it cost."""
+def bisected(a: str, b: str, repo: Path, k: int, jobs: int, executor: object = None) -> dict:
+    """One bisect of the pair, ``jobs`` reruns at a time (on ``executor``, default here): what
+    it found and what it cost."""
     import mlflow_fingerprint as mfp
 
     said: list[str] = []
     started = time.perf_counter()
-    found = mfp.bisect(a, b, repo=repo, progress=said.append, jobs=jobs)
+    found = mfp.bisect(a, b, repo=repo, progress=said.append, jobs=jobs, executor=executor)
     total = time.perf_counter() - started
     report = found.to_dict()
     walls = [r["wall_s"] for r in report["reruns"]]
@@ -126,6 +133,7 @@ def bisected(a: str, b: str, repo: Path, k: int, jobs: int) -> dict:
     mean = sum(walls) / len(walls)
     return {
         "k": k,
+        "executor": "local" if executor is None else type(executor).__name__,
         "jobs": jobs,
         "settable_seen": settable,
         "verdict": report["verdict"],
@@ -145,7 +153,26 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--k", type=int, nargs="+", default=[2, 4, 8])
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 4])
+    parser.add_argument("--ray", action="store_true", help="also bisect through a Ray cluster")
     opts = parser.parse_args()
+    with contextlib.ExitStack() as stack:
+        ray = stack.enter_context(two_nodes()) if opts.ray else None
+        return run(opts.k, opts.jobs, ray)
+
+
+@contextlib.contextmanager
+def two_nodes() -> Iterator[object]:
+    """A two-node Ray cluster on this host, as the cluster test starts it; yields its executor."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from mlflow_fingerprint.prove.executors import executor_for
+    from support.ray import ray_cluster
+
+    base = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_FINGERPRINT_")}
+    with ray_cluster([{}, {}], base) as cluster:
+        yield executor_for(cluster.spec)
+
+
+def run(ks: list[int], jobs_values: list[int], ray: object) -> int:
     base = Path(tempfile.mkdtemp(prefix="bench-bisect-"))
     repo = base / "project"
     shutil.copytree(PROJECT, repo, ignore=shutil.ignore_patterns("__pycache__"))
@@ -163,13 +190,15 @@ def main() -> int:
     a = record(base, repo, first, [], {})
     failed = False
     rows = []
-    for k in opts.k:
+    for k in ks:
         args, env, on_comment = pair_for(k)
         b = record(base, repo, comment if on_comment else first, args, env)
         git(repo, "checkout", "-q", "main")
         first_wall = None
-        for jobs in opts.jobs:
-            row = bisected(a, b, repo, k, jobs)
+        tries = [(jobs, None) for jobs in jobs_values]
+        tries += [(getattr(ray, "slots", 1), ray)] if ray is not None else []
+        for jobs, executor in tries:
+            row = bisected(a, b, repo, k, jobs, executor)
             first_wall = first_wall or row["bisect_wall_s"]
             row["wall_ratio_to_first_jobs"] = round(row["bisect_wall_s"] / first_wall, 2)
             failed = failed or not row.pop("ok")

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from support.gitrepo import git
-from support.paths import JOBS, ROOT
+from support.paths import FIXTURES, JOBS, ROOT
 from support.slurm import missing, slurm_cluster
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
@@ -57,8 +57,8 @@ class Cluster:
         )
         self.ids = {name: self.train(args) for name, args in RUNS.items()}
 
-    def train(self, args: list[str]) -> str:
-        env = {**self.env}
+    def train(self, args: list[str], **more: str) -> str:
+        env = {**self.env, **more}
         out = subprocess.run(
             [sys.executable, "train.py", *args],
             cwd=self.repo,
@@ -129,6 +129,38 @@ def test_bisect_through_slurm_names_the_cause_and_rules_out_the_no_op(cluster: C
     assert cluster.jobs().count("mfp-rerun") - before == len(result["reruns"])
 
 
+def test_a_kind_no_node_offers_is_not_settable_and_says_which(cluster: Cluster) -> None:
+    """B ran on an H100 node (its capture replayed a real one's NVML readings) whose site
+    default doubles the learning rate; the one node is this host's kind. The bisect reruns A on
+    it, cannot set B's machine and says why; a rerun of B is refused in one line, no job sent."""
+    jobs = len(cluster.jobs())
+    site = cluster.base / "site_h100"
+    site.mkdir()
+    (site / "lr_scale").write_text("2")
+    b = cluster.train(
+        RUNS["a"],
+        MLFLOW_FINGERPRINT_NVML_REPLAY=str(FIXTURES / "gpus" / "h100.json"),
+        SITE_DEFAULTS_DIR=str(site),
+    )
+    code, result, err = cluster.cli("bisect", cluster.ids["a"], b, "--executor", "slurm")
+    assert code == 1, err[-3000:]
+    assert result["verdict"] == "not_settable"
+    assert "machine.kind" in result["cannot_set"]
+    why = [n for n in result["notes"] if n.startswith("machine.kind: no node of kind")]
+    assert len(why) == 1, result
+    assert "mfp_gpu_NVIDIA_H100_80GB_HBM3_x1" in why[0], why
+    assert why[0].endswith("B's"), why
+    out = subprocess.run(
+        [sys.executable, "-m", "mlflow_fingerprint.cli", "rerun", b, "--executor", "slurm"],
+        cwd=cluster.repo, env=cluster.env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert "no node of kind mfp_gpu_NVIDIA_H100" in lines[0], out.stderr
+    assert len(cluster.jobs()) - jobs == len(result["reruns"])
+
+
 def test_dry_run_lists_the_kinds_the_cluster_offers(cluster: Cluster) -> None:
     from mlflow_fingerprint.prove.placement import kind_here
 
@@ -170,3 +202,32 @@ def test_interrupting_a_rerun_cancels_its_job_on_the_cluster(cluster: Cluster) -
     assert b"KeyboardInterrupt" in err
     state = [j.split()[2] for j in cluster.jobs("%i %j %T") if j.startswith(job_id + " ")]
     assert state in (["CANCELLED"], ["FAILED"]), state
+
+
+FAILING = """
+import json, sys
+from pathlib import Path
+from mlflow_fingerprint.prove.executors.slurm import SlurmJobs
+from mlflow_fingerprint.prove.launch import Job
+tree = Path(sys.argv[1])
+lines = ["print('first line')", "print('the last line')", "raise SystemExit(3)"]
+(tree / "fail.py").write_text("\\n".join(lines))
+ended = SlurmJobs().execute(Job((sys.executable, str(tree / "fail.py")), tree, {}, 120, tree=tree))
+print(json.dumps([ended.returncode, ended.last_line, ended.log]))
+"""
+
+
+def test_a_failed_jobs_whole_output_is_kept_where_its_error_says(cluster: Cluster) -> None:
+    tree = cluster.base / "tmp" / "failing"
+    tree.mkdir()
+    out = subprocess.run(
+        [sys.executable, "-c", FAILING, str(tree)],
+        env=cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    code, last, log = json.loads(out.stdout)
+    assert (code, last) == (3, "the last line")
+    assert Path(log).read_text().splitlines()[:2] == ["first line", "the last line"]

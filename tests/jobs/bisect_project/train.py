@@ -6,7 +6,10 @@ can change one alone.
 ``train()`` returns its final metrics, as the README shows.
 ``--pause`` sleeps after each step: a training that runs for as long as a test needs, idle.
 ``LR_SCALE``, read from the environment and logged as a param, multiplies the learning rate: a
-value that reaches the training from outside the record. ``--api-key`` is taken and not used, as
+value that reaches the training from outside the record. ``SITE_DEFAULTS_DIR`` names a folder of
+a site's defaults: a file ``lr_scale`` there multiplies the learning rate too, unlogged, as a
+node's own library default does (the record keeps a folder's variable by name only; the cluster
+tests give each node its own). ``--api-key`` is taken and not used, as
 a program's key to some service is; ``--note`` is a free-text note that changes nothing.
 
 ``tests/system/test_bisect.py`` copies this folder into a temporary git repository and runs
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
 import mlflow
 from data import Samples
@@ -25,6 +29,12 @@ from model import Net
 from torch.utils.data import DataLoader
 
 import mlflow_fingerprint as mfp
+
+
+def site_default(name: str, default: float) -> float:
+    folder = os.environ.get("SITE_DEFAULTS_DIR")
+    path = Path(folder, name) if folder else None
+    return float(path.read_text()) if path is not None and path.is_file() else default
 
 
 def main() -> None:
@@ -46,7 +56,8 @@ def main() -> None:
         scale = os.environ.get("LR_SCALE", "1")
         mlflow.log_param("lr_scale", scale)
         model = Net(pad=args.pad)
-        fit(model, loader, lr * float(scale), steps, mfp.log_metrics, args.pause)
+        rate = lr * float(scale) * site_default("lr_scale", 1.0)
+        fit(model, loader, rate, steps, mfp.log_metrics, args.pause)
         return {"val_loss": mean_loss(model, data)}
 
     data = Samples(augment=args.augment)

@@ -68,6 +68,19 @@ def test_bs_kind_offered_becomes_one_knob_and_leaves_what_it_does_not_cover() ->
     assert Plan.of(machine).place == kind_of(b).name
 
 
+def test_a_gpu_the_training_did_not_compute_on_still_makes_the_kind_a_knob() -> None:
+    """Computed on the CPU of GPU nodes: the rules see the GPU models as no effect, but the
+    nodes differ in what no record holds; the kind is a knob of effect numerics, once."""
+    unused = Difference("gpu.devices.0.name", "a", "b", "none", "", "rule", 1)
+    sides = Split((), (), (unused,))
+    a, b = record_on("a100.json"), record_on("h100.json")
+    placed = placement(a, b, sides, (kind_of(a).name, kind_of(b).name))
+    assert [(k.field, k.effect) for k in placed.sides.knobs] == [(KIND_FIELD, "numerics")]
+    assert placed.sides.no_effect == ()
+    alone = placement(a, b, sides, (kind_of(a).name,))
+    assert [(d.field, d.effect) for d in alone.sides.cannot_set] == [(KIND_FIELD, "numerics")]
+
+
 def test_bs_kind_not_offered_is_cannot_set_with_the_missing_node() -> None:
     a, b = record_on(None), record_on("h100.json")
     placed = placement(a, b, hardware_split(), ("mfp_cpu",))
