@@ -34,7 +34,12 @@ def index(package: Path = PACKAGE) -> str:
     """The index as the page holds it, between its two markers (included)."""
     lines = [START, "", "## Every module"]
     folder = None
-    for path in sorted(package.rglob("*.py"), key=lambda p: (p.parent != package, p.parts)):
+
+    # A folder's modules together, before its subfolders' (prove/, then prove/executors/).
+    def place(p: Path) -> tuple[bool, tuple[str, ...], str]:
+        return (p.parent != package, p.parent.relative_to(package).parts, p.name)
+
+    for path in sorted(package.rglob("*.py"), key=place):
         relative = path.relative_to(package)
         here = relative.parent.as_posix()
         if here != folder:

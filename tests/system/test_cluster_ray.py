@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from mlflow_fingerprint import layout
 from support.gitrepo import git
 from support.paths import FIXTURES, JOBS
 from support.ray import RayCluster, missing, ray_cluster
@@ -139,8 +140,8 @@ def test_the_nodes_offer_two_kinds_and_the_runs_recorded_their_nodes(project: Pr
     assert "H100" in kinds[0], kinds
     assert "A100" in kinds[1], kinds
     a, b = (project.tags(project.ids[k]) for k in ("a", "b"))
-    assert "H100" in a["fingerprint.gpu"]
-    assert "A100" in b["fingerprint.gpu"]
+    assert "H100" in a[layout.TAG_GPU]
+    assert "A100" in b[layout.TAG_GPU]
     _, result, _ = project.cli(
         "bisect",
         *project.ids.values(),
@@ -163,7 +164,7 @@ def test_bisect_places_reruns_on_the_kinds_and_proves_the_machine(project: Proje
     assert "program.options.note" in result["ruled_out"]
     assert len(project.reruns()) - before == len(result["reruns"])
     for rerun in result["reruns"]:
-        gpu = project.tags(rerun["run_id"])["fingerprint.gpu"]
+        gpu = project.tags(rerun["run_id"])[layout.TAG_GPU]
         on_b = "machine.kind" in rerun["overrides"]
         assert ("A100" if on_b else "H100") in gpu, (rerun["overrides"], gpu)
     assert any("machine.kind" in r["overrides"] for r in result["reruns"])

@@ -1,5 +1,5 @@
-"""Running a rerun's training: the small protocol a rerun needs of whatever runs it, and the one
-implementation it has today, a local process.
+"""Running a rerun's training: the small protocol a rerun needs of whatever runs it, and its
+local implementation, a process group here (a cluster's are in ``executors/``).
 
 An :class:`Executor` runs a :class:`~.launch.Job` to its end and says how it ended; on a timeout
 it raises :class:`TimedOut`, and on an interruption (Ctrl-C, or SIGTERM turned into
@@ -10,9 +10,9 @@ process.
 An executor that can hold several jobs at once is also a :class:`Pool`: ``submit`` starts a job
 and returns at once with a :class:`Pending` the caller polls, and ``slots`` says how many it can
 hold (locally, the free cores). :func:`run_round` runs one round of independent jobs on either:
-all at once on a pool, one after another otherwise; a Ray or Slurm executor (issue 48) is a pool
-whose ``Pending`` asks the cluster. The round is polled from the calling thread, so Ctrl-C (and
-SIGTERM) reaches it and every job still running is ended before the exception goes on.
+all at once on a pool, one after another otherwise; a Ray or Slurm executor (``executors/``) is
+a pool whose ``Pending`` asks the cluster. The round is polled from the calling thread, so Ctrl-C
+(and SIGTERM) reaches it and every job still running is ended before the exception goes on.
 
 :class:`LocalProcess` starts the training in a session (and so a process group) of its own, so
 that ending it ends its DataLoader workers and anything else it started: SIGINT first, which a
