@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -34,6 +35,15 @@ def committed_repo(root: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
         (root / name).write_text(text)
     git(root, "add", *files)
+    git(root, "commit", "-q", "-m", "first")
+    return root
+
+
+def committed_copy(source: Path, root: Path) -> Path:
+    """A new repository at ``root`` whose first commit is a copy of the folder ``source``."""
+    shutil.copytree(source, root)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "first")
     return root
 

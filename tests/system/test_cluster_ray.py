@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -27,9 +26,10 @@ from typing import Any
 import pytest
 
 from mlflow_fingerprint import layout
-from support.gitrepo import git
+from support.gitrepo import committed_copy
 from support.paths import FIXTURES, JOBS
 from support.ray import RayCluster, missing, ray_cluster
+from support.stored import cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -44,11 +44,7 @@ class Project:
     def __init__(self, base: Path, ray: RayCluster) -> None:
         self.base, self.ray = base, ray
         self.ids: dict[str, str] = {}
-        self.repo = base / "project"
-        shutil.copytree(JOBS / "bisect_project", self.repo)
-        git(self.repo, "init", "-q")
-        git(self.repo, "add", "-A")
-        git(self.repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "p")
+        self.repo = committed_copy(JOBS / "bisect_project", base / "project")
         self.uri = f"sqlite:///{base / 'mlflow.db'}"
         self.env = {
             **ray.env,
@@ -89,16 +85,10 @@ class Project:
         return [j for j in self.client.list_jobs() if (j.submission_id or "").startswith("mfp-")]
 
     def cli(self, *args: str) -> tuple[int, Any, str]:
-        out = subprocess.run(
-            [sys.executable, "-m", "mlflow_fingerprint.cli", *args, "--format", "json"],
-            cwd=self.repo,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=700,
-        )
-        assert out.returncode in (0, 1), out.stderr[-3000:]
-        return out.returncode, json.loads(out.stdout), out.stderr
+        out = cli(*args, "--format", "json", env=self.env, cwd=self.repo, timeout=700)
+        err = out.stderr.decode(errors="replace")
+        assert out.returncode in (0, 1), err[-3000:]
+        return out.returncode, json.loads(out.stdout), err
 
     def tags(self, run_id: str) -> dict[str, str]:
         import mlflow

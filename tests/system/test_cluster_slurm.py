@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -21,9 +20,10 @@ from typing import Any
 
 import pytest
 
-from support.gitrepo import git
+from support.gitrepo import committed_copy
 from support.paths import FIXTURES, JOBS, ROOT
 from support.slurm import missing, slurm_cluster
+from support.stored import cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -36,11 +36,7 @@ class Cluster:
 
     def __init__(self, base: Path, slurm_env: dict[str, str]) -> None:
         self.base = base
-        self.repo = base / "project"
-        shutil.copytree(JOBS / "bisect_project", self.repo)
-        git(self.repo, "init", "-q")
-        git(self.repo, "add", "-A")
-        git(self.repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "p")
+        self.repo = committed_copy(JOBS / "bisect_project", base / "project")
         self.uri = f"sqlite:///{base / 'mlflow.db'}"
         (base / "tmp").mkdir()
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_FINGERPRINT_")}
@@ -71,16 +67,10 @@ class Cluster:
         return out.stderr.split("mlflow-fingerprint: run ")[1].split()[0]
 
     def cli(self, *args: str) -> tuple[int, Any, str]:
-        out = subprocess.run(
-            [sys.executable, "-m", "mlflow_fingerprint.cli", *args, "--format", "json"],
-            cwd=self.repo,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=500,
-        )
-        assert out.returncode in (0, 1), out.stderr[-3000:]
-        return out.returncode, json.loads(out.stdout), out.stderr
+        out = cli(*args, "--format", "json", env=self.env, cwd=self.repo, timeout=500)
+        err = out.stderr.decode(errors="replace")
+        assert out.returncode in (0, 1), err[-3000:]
+        return out.returncode, json.loads(out.stdout), err
 
     def jobs(self, fields: str = "%j") -> list[str]:
         """The jobs the controller ran, each as ``fields`` (squeue's format), oldest first."""
