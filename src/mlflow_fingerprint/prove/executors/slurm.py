@@ -24,6 +24,9 @@ from .remote import last_line, relative_command, sent_env
 
 POLL_S = 0.5
 CLI_TIMEOUT_S = 30.0
+# How long a cancelled job may stay COMPLETING (its node ending the processes: Slurm's KillWait
+# and the epilog) before cancel gives up waiting.
+ENDING_S = 30.0
 WAITING = ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED")
 _EXIT = re.compile(r"\bExitCode=(\d+):(\d+)")
 _STATE = re.compile(r"\bJobState=(\w+)")
@@ -107,15 +110,21 @@ class SlurmPending:
 
     def cancel(self) -> None:
         """SIGINT to the training (it ends its run KILLED), then the job cancelled past the
-        grace period. Never raises: this runs on the way out of an interruption."""
+        grace period, and a wait (bounded) until the controller has it ended, not completing:
+        the caller may say it is gone. Never raises: this runs on the way out of an
+        interruption."""
         with contextlib.suppress(Exception):
             _slurm(["scancel", "--signal=INT", "--full", self.id])
-            deadline = time.monotonic() + self.jobs.grace_s
-            while _state(self.id) in WAITING and time.monotonic() < deadline:
-                time.sleep(POLL_S)
+            self._wait_ended(self.jobs.grace_s)
         with contextlib.suppress(Exception):
             _slurm(["scancel", self.id])
+            self._wait_ended(ENDING_S)
         shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _wait_ended(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while _state(self.id) in WAITING and time.monotonic() < deadline:
+            time.sleep(POLL_S)
 
 
 def _script(job: Job, python: str | None) -> str:
