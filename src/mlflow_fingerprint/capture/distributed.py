@@ -22,7 +22,7 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
     initialized = bool(
         dist is not None and safe(dist.is_available) is True and safe(dist.is_initialized) is True
     )
-    if initialized:
+    if initialized and dist is not None:  # initialized implies dist; mypy narrows on the latter
         backend = safe(lambda: str(dist.get_backend()))
         world_size = safe(dist.get_world_size)
         rank = safe(dist.get_rank)

@@ -149,20 +149,21 @@ def entry_point(root: Path | None) -> tuple[dict[str, Any], Path | None]:
     interactive (no file to hash)."""
     main = _main_module()
     spec = getattr(main, "__spec__", None)
+    module = getattr(spec, "name", None)
     file = getattr(main, "__file__", None)
     kind: EntryKind
-    if spec is not None and getattr(spec, "name", None) not in (None, "__main__"):
+    if spec is not None and module not in (None, "__main__"):
         kind = "module"
     elif isinstance(file, str) and file:
         kind = "script"
     else:
         return {"kind": "interactive", "path": None, "sha256": None}, None
     if not isinstance(file, str):
-        return {"kind": kind, "module": spec.name, "path": None, "sha256": None}, None
+        return {"kind": kind, "module": module, "path": None, "sha256": None}, None
     path = Path(file).resolve()
     entry: dict[str, Any] = {"kind": kind, "path": _relative(path, root), "sha256": None}
     if kind == "module":
-        entry["module"] = spec.name
+        entry["module"] = module
     entry["sha256"] = file_sha256(path)
     return entry, path
 

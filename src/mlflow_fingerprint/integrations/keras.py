@@ -97,12 +97,12 @@ def fit_arguments(model: Any, params: Mapping[str, Any], frame: FrameType | None
 def _first_batch(local: Mapping[str, Any]) -> Any:
     """``[x[:n], y[:n]]`` of arrays fit takes in order (``shuffle=False``); else unavailable."""
     x, y = local.get("x"), local.get("y")
-    if not hasattr(x, "shape") or not hasattr(x, "tobytes"):
+    if x is None or not hasattr(x, "shape") or not hasattr(x, "tobytes"):
         return unavailable("fit was not given arrays: Keras hands callbacks no batch")
     if local.get("shuffle", True) is not False:
         return unavailable("fit shuffles its arrays: Keras hands callbacks no batch")
     size = local.get("batch_size") or DEFAULT_BATCH_SIZE
-    return [x[:size], *([y[:size]] if hasattr(y, "tobytes") else [])]
+    return [x[:size], *([y[:size]] if y is not None and hasattr(y, "tobytes") else [])]
 
 
 def _variable(digest: Digest, variable: Any) -> None:

@@ -24,7 +24,7 @@ from .wrap import columns, wrap
 
 def _section_line(record: Record, name: str, fields: list[tuple[str, str]]) -> str:
     section = record.get(name)
-    if is_unavailable(section):
+    if section is not None and is_unavailable(section):
         return f"unavailable ({section['unavailable']})"
     return " · ".join(
         f"{label} {value_text(get_path(record, f'{name}.{path}'))}" for label, path in fields
@@ -74,7 +74,7 @@ def summary_text(fp: Fingerprint | Record) -> str:
             f" · driver {value_text(gpu.get('driver_version'))}"
             f" · driver CUDA {value_text(gpu.get('cuda_driver_version'))}"
         )
-    elif is_unavailable(gpu):
+    elif gpu is not None and is_unavailable(gpu):
         gpu_extra = f" ({gpu['unavailable']})"
     platform = record.get("platform", {})
     cpu = platform.get("cpu") if isinstance(platform, Mapping) else None

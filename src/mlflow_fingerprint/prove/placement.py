@@ -67,7 +67,9 @@ def _slug(text: str) -> str:
 def kind_of(record: Mapping[str, Any]) -> MachineKind:
     """The machine kind a record shows: its GPUs as NVML listed them, else CPU only."""
     gpu = record.get("gpu")
-    devices = gpu.get("devices") if isinstance(gpu, Mapping) else None
+    if not isinstance(gpu, Mapping):
+        return MachineKind("cpu")
+    devices = gpu.get("devices")
     if not isinstance(devices, list) or not devices:
         return MachineKind("cpu")
     names = tuple(str(d.get("name", "unknown")) for d in devices if isinstance(d, Mapping))

@@ -165,7 +165,9 @@ def log_metrics(metrics: Mapping[str, Any], step: int | None = None) -> None:
 
 def _writer_for_active_run() -> MetricSink | None:
     mlflow = sys.modules.get("mlflow")
-    run = mlflow.active_run() if mlflow is not None else None
+    if mlflow is None:
+        return None
+    run = mlflow.active_run()
     if run is None:
         return None
     from ..tracking.uploader import writer_for_run

@@ -158,7 +158,8 @@ class _OurThreadsOnly(logging.Filter):
     not a line per retry; the same warnings from the user's own threads still show."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not record.threadName.startswith(THREAD_PREFIX)
+        # threadName is None where logging.logThreads is off: not ours to tell, so kept
+        return record.threadName is None or not record.threadName.startswith(THREAD_PREFIX)
 
 
 _filter_installed = threading.Lock()
@@ -270,7 +271,7 @@ def _this_thread_stack() -> list[Any] | None:
     from mlflow.tracking import fluent
 
     stack = getattr(fluent, "_active_run_stack", None)
-    if hasattr(stack, "get"):
+    if stack is not None and hasattr(stack, "get"):
         return stack.get()
     return stack if isinstance(stack, list) else None
 
@@ -391,7 +392,7 @@ class NestingHook:
         resumes = kwargs.get("run_id") is not None or (args and args[0] is not None)
         explicit = "nested" in kwargs or len(args) > _NESTED_POSITION
         ours = self.active and stack and stack[-1].info.run_id == self.run_id
-        if ours and not resumes and not explicit:
+        if ours and stack and not resumes and not explicit:  # ours holds only with a stack
             kwargs["nested"] = True
             if len(args) < 2 and kwargs.get("experiment_id") is None:  # shows under its parent
                 kwargs["experiment_id"] = stack[-1].info.experiment_id
@@ -425,5 +426,5 @@ def fluent_detach(hook: NestingHook) -> None:
     if stack and stack[-1].info.run_id == hook.run_id:
         stack.pop()
     last = getattr(fluent, "_last_active_run_id", None)
-    if hasattr(last, "set"):
+    if last is not None and hasattr(last, "set"):
         last.set(hook.run_id)

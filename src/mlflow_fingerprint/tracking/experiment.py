@@ -307,8 +307,10 @@ def read_records(
     out: dict[str, bytes | None] = {}
     for run in runs:
         key = share_key(run)
-        own = key is None or key in empty
-        out[run.run_id] = found[run.run_id] if own else found[first[key].run_id]
+        if key is None or key in empty:  # its own bytes
+            out[run.run_id] = found[run.run_id]
+        else:
+            out[run.run_id] = found[first[key].run_id]
     return out
 
 
@@ -355,7 +357,7 @@ def read_artifacts(
                     progress.add(1)
                 root = proxied_root(run.artifact_uri) if served is not None else None
                 with refused_as(run.run_id, path):
-                    if root is None:
+                    if root is None or served is None:  # root is None where served is
                         return _download(run.artifact_uri, path, tracking_uri, folder)
                     try:
                         return served(root, path)
