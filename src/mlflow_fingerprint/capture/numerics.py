@@ -9,6 +9,7 @@ reads are kept under ``raw`` for a human and left out of the hashes.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ..model.fingerprint import is_unavailable, unavailable
@@ -93,7 +94,8 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
     m = "backends.cuda.matmul"
     return {
         "fp32_precision": {
-            node: safe(lambda n=node: resolve_precision(torch, n)) for node in PRECISION_CHAINS
+            node: safe(functools.partial(resolve_precision, torch, node))
+            for node in PRECISION_CHAINS
         },
         "reduced_precision_reduction": {
             "fp16": read(torch, f"{m}.allow_fp16_reduced_precision_reduction"),

@@ -23,6 +23,7 @@ fetch in cost).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import random
 import sys
@@ -102,7 +103,10 @@ def _owned_generators(root: Any) -> Iterator[tuple[Callable[[], Any], Callable[[
             continue
         if numpy is not None and isinstance(obj, numpy.random.Generator):
             bits = obj.bit_generator
-            yield (lambda b=bits: b.state), (lambda s, b=bits: setattr(b, "state", s))
+            yield (
+                functools.partial(getattr, bits, "state"),
+                functools.partial(setattr, bits, "state"),
+            )
             continue
         if torch is not None and isinstance(obj, torch.Generator):
             yield obj.get_state, obj.set_state

@@ -279,13 +279,11 @@ def rank_artifacts(
         rank = get_path(record, "distributed.rank")
         name = layout.rank_file(rank if isinstance(rank, int) else i)
         text = Fingerprint.from_dict(record).to_json()
-        items.append(
-            tagging.artifact(
-                layout.RANKS_DIR,
-                name,
-                lambda t=text: redact_text(t, secrets, keywords=False).encode(),
-            )
-        )
+
+        def redacted(t: str = text) -> bytes:
+            return redact_text(t, secrets, keywords=False).encode()
+
+        items.append(tagging.artifact(layout.RANKS_DIR, name, redacted))
     return items
 
 

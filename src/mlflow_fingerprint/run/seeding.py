@@ -198,5 +198,9 @@ def apply_determinism(deterministic: bool | str) -> Determinism:
     else:
         os.environ["CUBLAS_WORKSPACE_CONFIG"] = CUBLAS_WORKSPACE_CONFIG
         actions.append(f"CUBLAS_WORKSPACE_CONFIG={CUBLAS_WORKSPACE_CONFIG}")
-        restore.append(lambda: os.environ.pop("CUBLAS_WORKSPACE_CONFIG", None))
+
+        def unset_cublas_config() -> None:
+            os.environ.pop("CUBLAS_WORKSPACE_CONFIG", None)
+
+        restore.append(unset_cublas_config)
     return Determinism(mode, tuple(actions), tuple(restore))
