@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, cast
 
 from ..environment import environ_copy
 
@@ -90,7 +90,8 @@ def finish(started: Started, timeout_s: float) -> tuple[int, str, str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-            raise TimeoutError(f"{proc.args[0]} took longer than {timeout_s:g}s") from None
+            args = cast("list[str]", proc.args)  # start() passes Popen a list of str
+            raise TimeoutError(f"{args[0]} took longer than {timeout_s:g}s") from None
         out.seek(0)
         err.seek(0)
         return (

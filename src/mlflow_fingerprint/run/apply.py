@@ -29,7 +29,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ..errors import BadOverride, warn
 from ..model.variables import RERUN_ENV, rerun_may_set, settable_value
@@ -399,7 +399,7 @@ class LoaderOverrides:
 
     def _adjust(self, loader: Any) -> None:
         o = self.overrides
-        workers = o.get("data.num_workers")
+        workers = cast("int | None", o.get("data.num_workers"))  # check_value: an int or absent
         if workers is not None and workers != loader.num_workers:
             loader.num_workers = workers
             # as DataLoader's constructor does: a prefetch factor only with workers
