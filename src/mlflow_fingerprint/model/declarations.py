@@ -152,7 +152,8 @@ def declared(path: str) -> Declared:
 
 
 def _check_unique() -> None:
-    for kind, values in (("path", [f.path for f in FIELDS]), ("tag", [f.tag for f in TAGGED])):
+    paths: list[str | None] = [f.path for f in FIELDS]
+    for kind, values in (("path", paths), ("tag", [f.tag for f in TAGGED])):
         twice = sorted({v for v in values if values.count(v) > 1 and v is not None})
         if twice:
             raise ValueError(f"declared {kind} used twice: {', '.join(twice)}")

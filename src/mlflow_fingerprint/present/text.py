@@ -34,9 +34,11 @@ BORDERS = 3  # what a rich column takes beside its text: a space each side, and 
 METRIC_HEADER = ("metric", "A", "B", "|Δ|", "rel", "equal", "first divergence", "noise")
 
 
-def _rows(
-    report: Report, include_none: bool
-) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+# A row of the differences table: rank, field, A, B, effect (which picks the colour), explanation.
+DiffRow = tuple[str, str, str, str, Effect, str]
+
+
+def _rows(report: Report, include_none: bool) -> tuple[list[DiffRow], list[tuple[str, ...]]]:
     diffs = [
         (
             rank,
@@ -279,8 +281,8 @@ def render_rich(report: Report, include_none: bool = False) -> str:
         widths = _widths(METRIC_HEADER, metrics, console.width)
         for name, width in zip(METRIC_HEADER, widths, strict=True):
             table.add_column(name, width=width, overflow="fold")
-        for row in metrics:
-            table.add_row(*map(escape, row))
+        for metric_row in metrics:
+            table.add_row(*map(escape, metric_row))
         console.print(table)
     for line in _lines_after_tables(report, include_none):
         console.print(line, highlight=False, markup=False)

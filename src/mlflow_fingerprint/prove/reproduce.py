@@ -124,7 +124,7 @@ def rerun(
     origin = origin_of(repo)
     plan, overrides = Plan.of(knobs), overrides_of(knobs)
     run_on = executor or LocalProcess()
-    notes = (code_note(a, origin),)
+    notes: tuple[str, ...] = (code_note(a, origin),)
     home = None
     if is_cluster(run_on):
         offered = run_on.kinds()

@@ -42,6 +42,7 @@ from .apply import Overrides
 from .decorator_record import decorator_record, run_info
 from .options import Options
 from .prepare import Prepared, prepare, rerun_requests, with_forced
+from .ranks import RankGroup, RankMetrics
 from .start import attach, start_event, start_timeout
 from .started import FirstUse, Started, started_now
 from .stop import StoppingSink
@@ -83,8 +84,9 @@ class _Job:
     """A torchrun job: this rank, where its ``log_metrics`` go, and (``per_rank`` on a non-zero
     rank) its writer into rank 0's run."""
 
-    ranks: ranks.RankGroup
-    sink: ranks.RankMetrics
+    # the classes by name: in this class body ``ranks`` is the field, not the module
+    ranks: RankGroup
+    sink: RankMetrics
     follower_writer: uploader.RunWriter | None = None
 
 
@@ -143,7 +145,7 @@ class FingerprintRun:
             sink.log_metrics(values, step)
 
     def _sink(self) -> current.MetricSink | None:
-        sink = self._job.sink if self._job is not None else self._writer
+        sink: current.MetricSink | None = self._job.sink if self._job is not None else self._writer
         prep = self._prep
         if sink is None:
             return None

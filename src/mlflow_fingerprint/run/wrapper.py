@@ -23,7 +23,7 @@ import functools
 import sys
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from ..capture.options import find as find_options
 from ..capture.options import from_value
@@ -78,7 +78,7 @@ class Fingerprinted:
         self._open.append(run)
         return run
 
-    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> Literal[False]:
         self._open.pop().close(exc)
         if isinstance(exc, TrainingStopped):
             _leave_stopped(exc)

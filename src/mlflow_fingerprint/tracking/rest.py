@@ -231,7 +231,7 @@ def _quick_pools() -> dict[str, type]:
     from urllib3.connection import HTTPConnection, HTTPSConnection
     from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-    def quick(base: type) -> type:
+    def quick(base: type[HTTPConnection]) -> type[HTTPConnection]:
         def getresponse(self: Any, *args: Any, **kwargs: Any) -> Any:
             _quick_ack(self.sock)
             return base.getresponse(self, *args, **kwargs)

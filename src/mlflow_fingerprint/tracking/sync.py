@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from .. import layout
 from ..errors import BadEvent, Busy
@@ -94,19 +94,28 @@ def _start(c: Any, event: JoinRun | CreateRun, search: bool) -> tuple[str, Any]:
 Refusal = tuple[str, dict[str, Any]]  # (what and why, the record to quarantine)
 
 
-def _log_items(c: Any, run_id: str, kind: str, items: Mapping[str, str]) -> list[Refusal]:
+def _log_items(
+    c: Any, run_id: str, kind: Literal["tags", "params"], items: Mapping[str, str]
+) -> list[Refusal]:
     """Tags or params in batches; a refused batch is retried item by item so that one conflicting
     param (a value the user's run already holds) does not take the others down with it."""
+
+    def log(batch: Mapping[str, str]) -> None:
+        if kind == "tags":
+            io.log_batch(c, run_id, tags=batch)
+        else:
+            io.log_batch(c, run_id, params=batch)
+
     refused: list[Refusal] = []
     keys = list(items)
     for part in io.chunks(keys, io.MAX_PARAMS_TAGS_PER_BATCH):
         batch = {k: items[k] for k in part}
         try:
-            io.log_batch(c, run_id, **{kind: batch})
+            log(batch)
         except io.Rejected:
             for key, value in batch.items():
                 try:
-                    io.log_batch(c, run_id, **{kind: {key: value}})
+                    log({key: value})
                 except io.Rejected as exc:
                     one = Tags({key: value}) if kind == "tags" else Params({key: value})
                     refused.append((f"{kind[:-1]} {key}: {exc}", to_record(one)))
@@ -218,8 +227,8 @@ def replay(
             spool.ack(offset, run_id)
         except io.Rejected as exc:
             rejected.append(f"{kind}: {exc}")
-            for _, refused, _ in records[i:nxt]:
-                spool.quarantine(refused, str(exc))
+            for _, raw, _ in records[i:nxt]:
+                spool.quarantine(raw, str(exc))
             spool.ack(records[nxt - 1][0], run_id, note=f"quarantined: {exc}")
         except io.Unreachable as exc:
             return outcome(

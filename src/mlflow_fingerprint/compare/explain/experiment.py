@@ -23,6 +23,7 @@ from ... import layout
 from ...errors import ExplainError, FingerprintError, ResolveError
 from ...limits import check_step
 from ...model.schema import check_version
+from ...model.vocabulary import Coverage
 from ...redact import masked_view
 from ...tracking import experiment as reads
 from ...tracking import store as tracking
@@ -330,7 +331,7 @@ def _agreed(
     experiment_id: str,
     metric: str,
     step: str | int,
-    y: np.ndarray,
+    y: Sequence[float],
     left: Sequence[LeftOut],
     notes: Sequence[str],
 ) -> Explanation:
@@ -361,7 +362,9 @@ def _explained(
     notes: list[str],
     tracking_uri: str | None,
 ) -> Explanation:
-    rows, partial, seen = [], {}, {}
+    rows: list[RunRecord] = []
+    partial: dict[str, tuple[Coverage, str]] = {}
+    seen: Parsed = {}
     for run in used:
         row, why = _record(run, data[run.run_id], seen)
         rows.append(row)
@@ -382,8 +385,8 @@ def _explained(
             f"{tagged} of {len(used)} runs have a fingerprint artifact that could not be read: "
             "what their fingerprint.* tags hold stands in for it, as in diff"
         )
-    group_ids = {}
-    groups = []
+    group_ids: dict[int, str] = {}
+    groups: list[Group] = []
     for g in np.nonzero(found.groups.sizes >= 2)[0]:
         members = found.groups.members(int(g))
         group_ids[int(g)] = f"g{len(groups) + 1}"

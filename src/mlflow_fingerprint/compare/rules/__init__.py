@@ -40,7 +40,7 @@ from typing import Any
 
 from ...model.declarations import BY_PATH
 from ...model.hashing import GROUPS, VOLATILE
-from ...model.vocabulary import EFFECTS
+from ...model.vocabulary import EFFECTS, Effect
 from ..citations import HASH_GROUP, Source
 from ..conditions import Context, Outcome
 from ..fields import FieldChange
@@ -130,7 +130,7 @@ def _fallback(path: str) -> Classification:
         )
     for group, roots in GROUPS.items():
         if any(matches(parts(root), parts(path)) for root in roots):
-            effect = "recipe" if group == "recipe" else "numerics"
+            effect: Effect = "recipe" if group == "recipe" else "numerics"
             return Classification(
                 effect,
                 f"No specific rule for this field; it is part of the {group} hash, so it "
