@@ -20,11 +20,15 @@ CURVE_POINTS = 400
 
 
 def _agree(a: np.ndarray, b: np.ndarray, atol: float, rtol: float) -> np.ndarray:
+    # numpy's stubs type ndarray's comparisons (and, unfollowed, its functions) as Any
+    agree: np.ndarray
     both_nan = np.isnan(a) & np.isnan(b)
     if atol == 0 and rtol == 0:
-        return (a == b) | both_nan
-    with np.errstate(invalid="ignore", over="ignore"):
-        return (np.abs(b - a) <= atol + rtol * np.abs(a)) | both_nan | (a == b)
+        agree = (a == b) | both_nan
+    else:
+        with np.errstate(invalid="ignore", over="ignore"):
+            agree = (np.abs(b - a) <= atol + rtol * np.abs(a)) | both_nan | (a == b)
+    return agree
 
 
 def first_divergence(ha: History, hb: History, atol: float = 0.0, rtol: float = 0.0) -> int | None:

@@ -86,5 +86,5 @@ def check(value: object, allowed: tuple[Word, ...], what: str) -> Word:
     ValueError, not FingerprintError: a wrong word is a bug in the package (or in a caller's
     argument), not a record a user handed in."""
     if isinstance(value, str) and value in allowed:
-        return value  # type: ignore[return-value]
+        return value
     raise ValueError(f"unknown {what} {value!r}: expected one of {', '.join(allowed)}")

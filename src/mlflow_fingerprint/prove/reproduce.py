@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import limits
 from ..compare.settable import Knob
@@ -24,6 +24,8 @@ from .rerunner import Rerunner, quiet
 from .results import DryRun, MachineGap, RerunResult
 from .signals import ending_on_signals
 from .worktree import checkout, matches_here, repository_root, require_git
+
+T = TypeVar("T")
 
 # A rerun's default time bound: three times the run's own wall time, plus two minutes for the
 # interpreter, the imports and the store (docs/design.md, "What a rerun may touch").
@@ -48,7 +50,7 @@ def check_until(until_step: int | None) -> None:
         _checked(limits.check_step, "until_step", until_step)
 
 
-def _checked(check: Callable[[str, Any], Any], name: str, value: Any) -> Any:
+def _checked(check: Callable[[str, Any], T], name: str, value: Any) -> T:
     """``check(name, value)``, its refusal one line of bad input."""
     try:
         return check(name, value)

@@ -176,7 +176,8 @@ def _parsed(data: bytes, run_id: str, seen: Parsed) -> dict[str, Any]:
     does not parse is parsed again for each run, so its error names that run."""
     hit = seen.get(id(data))
     if hit is not None and hit[0] is data:
-        return hit[1]
+        parsed: dict[str, Any] = hit[1]  # Parsed holds (data, its record) under id(data)
+        return parsed
     record, _ = parse_record(data, f"run {run_id}", frozen=False)
     packages = record.get("packages")
     digest = packages.get("digest") if isinstance(packages, dict) else None

@@ -67,7 +67,8 @@ class Groups:
 
     @property
     def sizes(self) -> np.ndarray:
-        return np.bincount(self.of_run)
+        sizes: np.ndarray = np.bincount(self.of_run)  # Any: numpy's modules are not followed
+        return sizes
 
     def members(self, group: int) -> np.ndarray:
         return np.nonzero(self.of_run == group)[0]
