@@ -99,9 +99,11 @@ compiled: setup
 test-hooks: setup
 	cp tests/support/frozen_exit.pth "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/mfp_tests_frozen_exit.pth"
 
+# mypy reads what to check from pyproject.toml ([tool.mypy]: src/, the strict packages).
 lint: setup
 	$(VENV)/bin/ruff check src tests benchmarks examples scripts
 	$(VENV)/bin/ruff format --check src tests benchmarks examples scripts
+	$(PY) -m mypy
 
 format: setup
 	$(VENV)/bin/ruff check --fix src tests benchmarks examples scripts
@@ -121,4 +123,4 @@ bench: compiled
 	$(PY) benchmarks/bench_explain.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache build dist src/*.egg-info
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache build dist src/*.egg-info
