@@ -174,3 +174,8 @@ EVENT_METRIC: Final = "m"  # one metric value; short, since a spool holds millio
 EVENT_ARTIFACT: Final = "artifact"
 EVENT_END: Final = "end"  # the run's status and end time
 EVENT_KINDS: Final[tuple[EventKind, ...]] = get_args(EventKind)
+
+# --- Files the package keeps beside a store ---------------------------------------------------
+# The lock beside a sqlite store while its first run migrates it (``tracking/local_store.py``),
+# named here since the program probe leaves it out of the project's files (capture/store_files.py).
+LOCK_SUFFIX: Final = ".mfp-lock"

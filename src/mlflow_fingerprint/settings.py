@@ -17,6 +17,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Literal, TypeVar
 
 from .errors import FingerprintWarning
@@ -54,6 +55,18 @@ RERUN_TOKEN = "MLFLOW_FINGERPRINT_RERUN_TOKEN"
 ENV_CACHE = "MLFLOW_FINGERPRINT_ENV_CACHE"
 # Where a run's events wait for MLflow (``tracking/spool.py``; default: beside the user's cache).
 SPOOL = "MLFLOW_FINGERPRINT_SPOOL"
+
+
+def spool_root() -> Path:
+    """``$MLFLOW_FINGERPRINT_SPOOL``, else ``~/.cache/mlflow-fingerprint/spool``. Here, not in
+    ``tracking/spool.py``: capture leaves the spool out of the project's files, and a probe
+    imports nothing of the tracking layer above it."""
+    configured = os.environ.get(SPOOL)
+    if configured:
+        return Path(configured).expanduser()
+    return Path.home() / ".cache" / "mlflow-fingerprint" / "spool"
+
+
 # A recording of NVML readings replayed in place of the installed ``pynvml`` (``capture/nvml.py``):
 # the tests' stand-in for a GPU machine.
 NVML_REPLAY = "MLFLOW_FINGERPRINT_NVML_REPLAY"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mlflow_fingerprint import layout
 from mlflow_fingerprint.tracking import local_store
 
 
@@ -22,7 +23,7 @@ def test_a_store_made_ready_leaves_no_lock_file_beside_it(
     existing.parent.mkdir()
     shutil.copyfile(mlflow_db_template, existing)
     # as an earlier version of the package left it
-    existing.with_name("mlflow.db" + local_store.LOCK_SUFFIX).touch()
+    existing.with_name("mlflow.db" + layout.LOCK_SUFFIX).touch()
     for database in (new, existing):
         uri = local_store.ready(f"sqlite:///{database}")
         assert local_store.created(database)

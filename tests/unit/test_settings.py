@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mlflow_fingerprint.errors import FingerprintWarning
-from mlflow_fingerprint.settings import DEFAULT_DIFF_CAP_BYTES, Settings, settings
+from mlflow_fingerprint.settings import DEFAULT_DIFF_CAP_BYTES, Settings, settings, spool_root
 
 
 def test_valid_values_are_read() -> None:
@@ -80,3 +80,13 @@ def test_every_variable_of_the_package_is_declared_in_settings() -> None:
     assert outside == []
     values = {v for v in vars(declared).values() if isinstance(v, str) and name.fullmatch(v)}
     assert {"MLFLOW_FINGERPRINT_SPOOL", "MLFLOW_FINGERPRINT_NVML_REPLAY"} <= values
+
+
+def test_the_spool_root_is_the_environment_variable_else_the_user_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("MLFLOW_FINGERPRINT_SPOOL", str(tmp_path / "s"))
+    assert spool_root() == tmp_path / "s"
+    monkeypatch.delenv("MLFLOW_FINGERPRINT_SPOOL")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert spool_root() == tmp_path / ".cache" / "mlflow-fingerprint" / "spool"

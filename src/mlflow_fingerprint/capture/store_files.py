@@ -19,8 +19,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from ..tracking.local_store import LOCK_SUFFIX
-from ..tracking.spool import spool_root
+from ..layout import LOCK_SUFFIX
+from ..settings import spool_root
 
 DEFAULT_URI = "sqlite:///mlflow.db"  # MLflow's default store, relative to the working directory
 DEFAULT_ARTIFACTS = "mlruns"  # the artifact root of a local store, relative to the same

@@ -55,8 +55,9 @@ def _end(state: Unended | None, dry_run: bool) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..settings import spool_root
     from ..tracking import client as mlflow_io
-    from ..tracking.spool import fallback_roots, list_spools, spool_root
+    from ..tracking.spool import fallback_roots, list_spools
 
     root = Path(args.spool_dir).expanduser() if args.spool_dir else spool_root()
     if args.spool_dir and not root.is_dir():

@@ -98,7 +98,7 @@ class FingerprintRunContextProvider(RunContextProvider):
         from .. import layout
         from ..capture import RunInfo, capture
         from ..redact import secret_env_values
-        from ..tracking.spool import spool_root
+        from ..settings import spool_root
         from ..tracking.tags import fingerprint_tags
         from .start import rerun_tags
 

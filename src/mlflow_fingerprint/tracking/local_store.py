@@ -31,9 +31,9 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..layout import LOCK_SUFFIX
 from ..redact import strip_url_credentials
 
-LOCK_SUFFIX = ".mfp-lock"
 # What sqlite says when another process holds the write lock past the busy timeout.
 BUSY_MARKERS = ("database is locked", "database table is locked", "database is busy")
 # What sqlite says when MLflow migrates a file whose tables an interrupted migration left behind

@@ -39,7 +39,7 @@ class RecordCache:
 
     @classmethod
     def beside_spool(cls) -> RecordCache:
-        from .spool import spool_root
+        from ..settings import spool_root
 
         return cls(spool_root().parent / FOLDER)
 

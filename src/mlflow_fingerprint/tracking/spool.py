@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..settings import SPOOL
+from ..settings import spool_root
 from ..stored_files import open_regular, read_regular
 from . import liveness
 
@@ -52,14 +52,6 @@ FALLBACKS = "fallback-roots.jsonl"
 # The bound on a spool file read (``stored_files``): a long run's events of many gigabytes stay
 # readable, a file of what a disk holds does not.
 MAX_BYTES = 64 * 1024**3
-
-
-def spool_root() -> Path:
-    """``$MLFLOW_FINGERPRINT_SPOOL``, else ``~/.cache/mlflow-fingerprint/spool``."""
-    configured = os.environ.get(SPOOL)
-    if configured:
-        return Path(configured).expanduser()
-    return Path.home() / ".cache" / "mlflow-fingerprint" / "spool"
 
 
 def encode(record: Mapping[str, Any]) -> bytes:

@@ -12,6 +12,7 @@ import pytest
 from mlflow.exceptions import MlflowException
 from mlflow.protos.databricks_pb2 import TEMPORARILY_UNAVAILABLE
 
+from mlflow_fingerprint import layout
 from mlflow_fingerprint.errors import Busy, Unreachable
 from mlflow_fingerprint.tracking import local_store
 from mlflow_fingerprint.tracking.client import _translated
@@ -21,7 +22,7 @@ def test_the_first_use_lock_is_exclusive_for_a_creator_and_shared_for_openers(
     tmp_path: Path,
 ) -> None:
     database = tmp_path / "sub" / "mlflow.db"
-    lock = database.with_name("mlflow.db" + local_store.LOCK_SUFFIX)
+    lock = database.with_name("mlflow.db" + layout.LOCK_SUFFIX)
     with local_store.first_use_lock(database, exclusive=True) as held:
         assert held
         other = os.open(lock, os.O_RDWR)

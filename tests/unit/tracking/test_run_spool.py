@@ -6,17 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mlflow_fingerprint.tracking.spool import Ack, Spool, encode, list_spools, spool_root
-
-
-def test_root_is_the_environment_variable_else_the_user_cache(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    monkeypatch.setenv("MLFLOW_FINGERPRINT_SPOOL", str(tmp_path / "s"))
-    assert spool_root() == tmp_path / "s"
-    monkeypatch.delenv("MLFLOW_FINGERPRINT_SPOOL")
-    monkeypatch.setenv("HOME", str(tmp_path))
-    assert spool_root() == tmp_path / ".cache" / "mlflow-fingerprint" / "spool"
+from mlflow_fingerprint.tracking.spool import Ack, Spool, encode, list_spools
 
 
 def test_records_read_back_in_order_from_any_offset(tmp_path: Path) -> None:
