@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from mlflow_fingerprint.present.wrap import command_lines
+from mlflow_fingerprint.wrap import command_lines
 from pair import diff, log_report, train
 
 EXPERIMENT = "fingerprint-demo"

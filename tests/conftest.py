@@ -35,7 +35,7 @@ from support.trained import TrainedRuns, shared_runs
 # A fingerprinted run starts a process at its end that writes its MLflow description (seconds of
 # CPU each); the hundreds of runs the tests train need none (test_run_announce.py turns it on).
 os.environ.setdefault("MLFLOW_FINGERPRINT_DESCRIBE", "0")
-# Text is fitted to $COLUMNS (present/wrap.py): the reports the tests read are the default
+# Text is fitted to $COLUMNS (wrap.py): the reports the tests read are the default
 # 100-column ones, whatever terminal or CI runner started pytest; tests of other widths set theirs.
 os.environ["COLUMNS"] = "100"
 # Every process the tests start (and the workers) ends without the interpreter's last collection

@@ -7,7 +7,7 @@ import shlex
 
 from mlflow_fingerprint import diff
 from mlflow_fingerprint.present import render
-from mlflow_fingerprint.present.wrap import command_lines, shorten, wrap
+from mlflow_fingerprint.wrap import command_lines, shorten, wrap
 from support.records import cpu_record, edit
 
 
@@ -59,7 +59,7 @@ def test_many_changes_show_the_five_most_likely_within_100_columns():
 
 
 def test_fit_wraps_every_line_at_words_and_keeps_numbers_whole(monkeypatch):
-    from mlflow_fingerprint.present.wrap import columns, fit
+    from mlflow_fingerprint.wrap import columns, fit
 
     line = "   source: " + " ".join(["0.0030446053", "https://docs.example.org/a/b.html"] * 6)
     fitted = fit(line, 40).splitlines()

@@ -9,7 +9,7 @@ import argparse
 import json
 
 from ..audit import Audit, audit
-from ..present.wrap import columns, fit, wrap
+from ..wrap import columns, fit, wrap
 from .output import emit
 
 

@@ -9,8 +9,8 @@ import sys
 
 from ..compare import diff
 from ..present import EXTENSIONS, render
-from ..present.wrap import fit
 from ..tracking.store import cli_defaults
+from ..wrap import fit
 from .output import coloured, emit
 
 

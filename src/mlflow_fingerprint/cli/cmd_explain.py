@@ -10,9 +10,9 @@ from .. import layout
 from ..compare.explain import explain
 from ..present import EXTENSIONS
 from ..present.explain import render
-from ..present.wrap import fit
 from ..tracking.progress import Progress
 from ..tracking.store import cli_defaults
+from ..wrap import fit
 from .output import coloured, emit
 
 

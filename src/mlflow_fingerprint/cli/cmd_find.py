@@ -6,8 +6,8 @@ import argparse
 import json
 
 from ..compare.find import FindResult, find
-from ..present.wrap import fit, shorten
 from ..tracking.store import cli_defaults
+from ..wrap import fit, shorten
 from .output import emit
 
 NAME_CHARS = 28  # a rerun's name runs long: the table keeps the columns after it on the line

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import UsageError
-from ..present.wrap import fit
 from ..tracking.store import cli_defaults
+from ..wrap import fit
 from .output import emit
 
 

@@ -32,8 +32,8 @@ def render(
 
         return html(report, include_none)
     if fmt == "text":
+        from ..wrap import columns
         from .text import render_brief, render_plain, render_rich
-        from .wrap import columns
 
         if not include_none:
             return render_brief(report, columns(), rich=rich)

@@ -8,8 +8,8 @@ from typing import Any
 
 from ..model.vocabulary import OutputFormat
 from ..prove.results import BisectResult, Cause, Rerun
+from ..wrap import columns, wrap
 from .escape import html_text, markdown_code, markdown_text, one_line
-from .wrap import columns, wrap
 
 HEADLINES = {
     "proven": "proven: {causes} turns A's curve into B's",

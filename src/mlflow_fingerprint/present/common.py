@@ -9,7 +9,7 @@ from typing import Any
 from ..compare.report import Difference, MetricComparison, Report, Spread
 from ..model.fingerprint import is_unavailable
 from ..model.missing import MISSING
-from .wrap import shorten
+from ..wrap import shorten
 
 MAX_VALUE_CHARS = 60
 

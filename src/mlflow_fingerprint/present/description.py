@@ -9,9 +9,9 @@ words) is escaped (``markdown_text``): it shows as text, never as a link, an ima
 from __future__ import annotations
 
 from ..compare.report import Report
+from ..wrap import shorten
 from . import common
 from .escape import markdown_text
-from .wrap import shorten
 
 # MLflow shows the description as markdown: the line stays short and plain. Each part is cut to
 # its share before it is escaped (an escape cut in two would be markup again).

@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from ..prove.results import DryRun, RerunResult
+from ..wrap import fit
 from .escape import terminal
-from .wrap import fit
 
 
 def as_json(result: RerunResult | DryRun) -> str:

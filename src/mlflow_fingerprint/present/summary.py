@@ -19,7 +19,7 @@ from ..model.readable import (
     tf32_text,
     value_text,
 )
-from .wrap import columns, wrap
+from ..wrap import columns, wrap
 
 
 def _section_line(record: Record, name: str, fields: list[tuple[str, str]]) -> str:

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 
 from ..compare.report import Difference, Report
 from ..model.vocabulary import Effect
+from ..wrap import WIDTH, shorten, wrap
 from . import common
 from .escape import one_line, terminal
-from .wrap import WIDTH, shorten, wrap
 
 BRIEF_VALUE_CHARS = 48
 BRIEF_WHYS = 2  # explanations per change shown before --all

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..environment import environ_copy
-from ..present.wrap import command_lines, fit
 from ..redact import strip_url_credentials
 from ..settings import settings
 from ..tracking import uploader
+from ..wrap import command_lines, fit
 from .options import Options
 
 WAIT_S = 0.5  # the most the end of a run waits for the run to compare it with

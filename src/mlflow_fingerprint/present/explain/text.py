@@ -11,10 +11,10 @@ import shutil
 import textwrap
 
 from ...compare.explain.result import Explanation
+from ...wrap import columns, fit
+from ...wrap import wrap as fitted
 from ..escape import terminal
 from ..text import aligned
-from ..wrap import columns, fit
-from ..wrap import wrap as fitted
 from . import words
 
 MAX_FACTORS = 8
