@@ -104,6 +104,7 @@ lint: setup
 	$(VENV)/bin/ruff check src tests benchmarks examples scripts
 	$(VENV)/bin/ruff format --check src tests benchmarks examples scripts
 	$(PY) -m mypy
+	$(VENV)/bin/lint-imports --no-cache
 
 format: setup
 	$(VENV)/bin/ruff check --fix src tests benchmarks examples scripts
