@@ -135,3 +135,13 @@ def test_the_tests_run_on_the_pinned_versions() -> None:
         if installed.split("+")[0] != version:
             drifted[name] = (version, installed)
     assert not drifted, drifted
+
+
+def test_the_cluster_engine_is_an_extra_of_its_own() -> None:
+    """Ray is hundreds of MB: the core install and the development extra leave it out; `make
+    setup` adds the ``ray`` extra for the cluster tests (``ENGINES``), and a user asks for it."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    assert [Requirement(r).name for r in extras["ray"]] == ["ray"]
+    for group in (project["dependencies"], extras["dev"], extras["demo"]):
+        assert "ray" not in {Requirement(r).name for r in group}
