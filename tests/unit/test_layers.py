@@ -77,9 +77,7 @@ def test_the_modules_named_by_strings_lie_in_their_importers_layer_or_below() ->
         assert targets, (module, variable)
         for target in targets:
             assert source_of(target).exists(), f"{module} names {target}, which does not exist"
-            if module != "mlflow_fingerprint" and layer_of(target, depth) < layer_of(
-                module, depth
-            ):
+            if module != "mlflow_fingerprint" and layer_of(target, depth) < layer_of(module, depth):
                 upward.append(f"{module} -> {target}")
     assert upward == []
 
@@ -90,7 +88,7 @@ def test_no_other_module_imports_by_name() -> None:
     callers = sorted(
         ".".join(("mlflow_fingerprint", *p.relative_to(PACKAGE).with_suffix("").parts))
         for p in PACKAGE.rglob("*.py")
-        if "import_module(" in p.read_text() and "import_module(\"torch" not in p.read_text()
+        if "import_module(" in p.read_text() and 'import_module("torch' not in p.read_text()
     )
     assert callers == [
         "mlflow_fingerprint.cli.main",
