@@ -218,7 +218,13 @@ def _ended(execute: Callable[[Job], Finished], job: Job) -> Ended:
 def _last_line(out: IO[bytes], code: int, secrets: frozenset[str]) -> str:
     out.seek(0, os.SEEK_END)
     out.seek(max(0, out.tell() - TAIL_BYTES))
-    lines = out.read().decode(errors="replace").strip().splitlines()
+    return last_line(out.read().decode(errors="replace"), code, secrets)
+
+
+def last_line(text: str, code: int, secrets: frozenset[str]) -> str:
+    """The last line of a job's output (its last characters), redacted, for the error a failed
+    rerun becomes; its exit status where it printed nothing. Every executor's, local or not."""
+    lines = text.strip().splitlines()
     last = lines[-1][-TAIL_CHARS:] if lines else f"exit {code}"
     return masked(last, secrets)
 

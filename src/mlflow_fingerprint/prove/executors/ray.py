@@ -19,8 +19,8 @@ from typing import Any
 from ...errors import UsageError
 from ..launch import Job
 from ..placement import PREFIX
-from ..process import GRACE_S, Finished, TimedOut, wait_for
-from .remote import last_line, relative_command, sent_env
+from ..process import GRACE_S, Finished, TimedOut, last_line, wait_for
+from .remote import relative_command, sent_env
 
 POLL_S = 0.5
 # A job's driver takes no CPU of its own: the node's CPUs go to the training it starts.
@@ -54,10 +54,12 @@ def _quiet_ray() -> Iterator[None]:
         logger.setLevel(level)
 
 
-def _alive(address: str, http: str) -> list[Any]:
-    """The cluster's live nodes, as Ray's state API lists them."""
+def _alive(address: str) -> list[Any]:
+    """The cluster's live nodes, as Ray's state API lists them (from the dashboard's address,
+    which the job client resolves where ``address`` is a ``ray://`` one)."""
     from ray.util.state import list_nodes
 
+    http = str(_client(address).get_address())
     try:
         nodes = list_nodes(address=http, detail=True, raise_on_missing_output=False)
     except Exception as exc:
@@ -78,22 +80,17 @@ class RayJobs:
     @staticmethod
     def on(address: str) -> RayJobs:
         """Jobs to the cluster at ``address``, as many at once as it has live nodes."""
-        jobs = RayJobs(address)
-        return RayJobs(address, slots=max(1, len(_alive(address, jobs._http()))))
+        return RayJobs(address, slots=max(1, len(_alive(address))))
 
     def kinds(self) -> tuple[str, ...]:
         """The machine kinds the cluster's live nodes advertise as custom resources."""
         found = {
             name
-            for n in _alive(self.address, self._http())
+            for n in _alive(self.address)
             for name in (n.resources_total or {})
             if name.startswith(PREFIX)
         }
         return tuple(sorted(found))
-
-    def _http(self) -> str:
-        """The dashboard address list_nodes reads (the client resolves a ray:// address)."""
-        return str(_client(self.address).get_address())
 
     def submit(self, job: Job) -> RayPending:
         return RayPending(self, job)

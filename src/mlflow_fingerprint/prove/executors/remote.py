@@ -11,7 +11,7 @@ from pathlib import Path
 from ... import settings
 from ...model.variables import rerun_may_set
 from ...redact import strip_url_credentials
-from ..launch import CONTROL, Job, masked
+from ..launch import CONTROL, Job
 
 # Beyond the rerun's allowlisted variables: where it logs, and the variables a rerun's launch
 # sets (prove/launch.py). Nothing else of this process: a setting such as the NVML replay would
@@ -24,7 +24,6 @@ SENT = (
     settings.QUIET,
     settings.DESCRIBE,
 )
-TAIL_CHARS = 300
 
 
 def sent_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -48,9 +47,3 @@ def relative_command(job: Job, python: str | None) -> tuple[str, list[str]]:
         args[0] = os.path.relpath(args[0], job.cwd)
     interpreter = job.command[0] if job.built or python is None else python
     return cwd, [interpreter, *args]
-
-
-def last_line(text: str, code: int, secrets: frozenset[str]) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    last = lines[-1][-TAIL_CHARS:] if lines else f"exit {code}"
-    return masked(last, secrets)

@@ -19,8 +19,8 @@ from pathlib import Path
 from ...errors import UsageError
 from ..launch import Job
 from ..placement import PREFIX
-from ..process import GRACE_S, Finished, TimedOut, wait_for
-from .remote import last_line, relative_command, sent_env
+from ..process import GRACE_S, Finished, TimedOut, last_line, wait_for
+from .remote import relative_command, sent_env
 
 POLL_S = 0.5
 CLI_TIMEOUT_S = 30.0
@@ -67,8 +67,8 @@ class SlurmJobs:
 
 
 class SlurmPending:
-    """One batch job: its script and output in a folder beside the worktree (storage the node
-    shares), removed once the job has ended well or been cancelled, kept where it failed."""
+    """One batch job: its script and output in a folder under TMPDIR (storage the nodes share),
+    removed once the job has ended well or been cancelled, kept where it failed."""
 
     def __init__(self, jobs: SlurmJobs, job: Job) -> None:
         self.jobs, self.job = jobs, job
