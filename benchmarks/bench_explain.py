@@ -84,7 +84,7 @@ else:
     if what == "explain-mlflow":
         import mlflow  # noqa: F401  (read through MlflowClient)
     import mlflow_fingerprint as mfp
-    from mlflow_fingerprint.compare.explain.experiment import explain
+    from mlflow_fingerprint.explain.experiment import explain
     start = time.perf_counter()
     report = explain(experiment, tracking_uri=uri)
     extra = {"report": report.to_dict(), "mlflow": "mlflow" in sys.modules}

@@ -12,8 +12,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type che
 if TYPE_CHECKING:
     from .capture import RunInfo, capture
     from .compare import Report, diff
-    from .compare.explain import Explanation, explain
     from .errors import FingerprintError
+    from .explain import Explanation, explain
     from .model.fingerprint import Fingerprint
     from .prove import BisectResult, DryRun, RerunResult, bisect, rerun
     from .run import dataloader_generator, fingerprinted, log_metrics, seed_everything, seed_worker
@@ -26,7 +26,7 @@ _SOURCES = {
     "DryRun": ".prove",
     "Fingerprint": ".model.fingerprint",
     "FingerprintError": ".errors",
-    "Explanation": ".compare.explain",
+    "Explanation": ".explain",
     "Report": ".compare",
     "RerunResult": ".prove",
     "RunInfo": ".capture",
@@ -35,7 +35,7 @@ _SOURCES = {
     "capture": ".capture",
     "dataloader_generator": ".run",
     "diff": ".compare",
-    "explain": ".compare.explain",
+    "explain": ".explain",
     "fingerprinted": ".run",
     "log_metrics": ".run",
     "rerun": ".prove",

@@ -17,7 +17,7 @@ from support.gitrepo import committed_repo, git
 DEFINED_IN = {
     "BisectResult": "mlflow_fingerprint.prove.results",
     "DryRun": "mlflow_fingerprint.prove.results",
-    "Explanation": "mlflow_fingerprint.compare.explain",
+    "Explanation": "mlflow_fingerprint.explain",
     "Fingerprint": "mlflow_fingerprint.model.fingerprint",
     "FingerprintError": "mlflow_fingerprint.model.fingerprint",
     "Report": "mlflow_fingerprint.compare",
@@ -28,7 +28,7 @@ DEFINED_IN = {
     "capture": "mlflow_fingerprint.capture",
     "dataloader_generator": "mlflow_fingerprint.run",
     "diff": "mlflow_fingerprint.compare",
-    "explain": "mlflow_fingerprint.compare.explain",
+    "explain": "mlflow_fingerprint.explain",
     "fingerprinted": "mlflow_fingerprint.run",
     "log_metrics": "mlflow_fingerprint.run",
     "rerun": "mlflow_fingerprint.prove.reproduce",

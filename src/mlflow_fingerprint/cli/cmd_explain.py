@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from .. import layout
-from ..compare.explain import explain
+from ..explain import explain
 from ..present import EXTENSIONS
 from ..present.explain import render
 from ..tracking.progress import Progress

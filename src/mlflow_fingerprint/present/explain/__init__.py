@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ...compare.explain.result import Explanation
+from ...explain.result import Explanation
 from ...model.vocabulary import OUTPUT_FORMATS, OutputFormat
 
 

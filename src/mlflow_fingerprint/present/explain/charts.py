@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...compare.explain.result import Factor
+from ...explain.result import Factor
 from ..escape import html_text as escape
 from .words import Segment, num, pct, short
 

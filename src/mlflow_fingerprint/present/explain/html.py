@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...compare.explain.result import Explanation, Factor
+from ...explain.result import Explanation, Factor
 from ..escape import html_text as escape
 from ..html import STYLE as DIFF_STYLE
 from ..html import code, table

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...compare.explain.result import Explanation
+from ...explain.result import Explanation
 from ..escape import markdown_code as code
 from ..escape import markdown_text as cell
 from ..markdown import table

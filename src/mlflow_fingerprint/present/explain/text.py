@@ -10,7 +10,7 @@ import io
 import shutil
 import textwrap
 
-from ...compare.explain.result import Explanation
+from ...explain.result import Explanation
 from ...wrap import columns, fit
 from ...wrap import wrap as fitted
 from ..escape import terminal

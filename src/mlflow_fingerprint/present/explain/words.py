@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ...compare.explain.result import Explanation, Factor, Level, Separation
+from ...explain.result import Explanation, Factor, Level, Separation
 from ..common import plural
 from ..escape import one_line
 

@@ -12,8 +12,8 @@ import pytest
 import mlflow_fingerprint as mfp
 from mlflow_fingerprint import layout
 from mlflow_fingerprint.cli.main import main
-from mlflow_fingerprint.compare.explain.experiment import ONLY_FINGERPRINTED
 from mlflow_fingerprint.errors import ExplainError, FingerprintError
+from mlflow_fingerprint.explain.experiment import ONLY_FINGERPRINTED
 from mlflow_fingerprint.present.explain import render
 from support.records import cpu_record, edit, gpu_record, log_run, new_store, seeded
 

@@ -10,18 +10,18 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mlflow_fingerprint.compare.explain.analysis import analyse
-from mlflow_fingerprint.compare.explain.anova import anova, cells
-from mlflow_fingerprint.compare.explain.design import blocks, column, cramers_v, treatment
-from mlflow_fingerprint.compare.explain.ftest import f_survival, holm
-from mlflow_fingerprint.compare.explain.groups import (
+from mlflow_fingerprint.explain.analysis import analyse
+from mlflow_fingerprint.explain.anova import anova, cells
+from mlflow_fingerprint.explain.design import blocks, column, cramers_v, treatment
+from mlflow_fingerprint.explain.ftest import f_survival, holm
+from mlflow_fingerprint.explain.groups import (
     Groups,
     is_seed_field,
     noise_floor,
     outliers,
     replicate_key,
 )
-from mlflow_fingerprint.compare.explain.table import FieldInfo, Table
+from mlflow_fingerprint.explain.table import FieldInfo, Table
 
 
 def texts_of(**columns: object) -> dict[str, tuple[str, ...]]:
@@ -308,7 +308,7 @@ def test_what_no_field_accounts_for_is_said_to_be_unexplained() -> None:
     """A metric driven by the three fields together (their parity), which no main effect or pair
     of them carries: nothing is called important, and the report says most of the spread is
     neither a recorded field nor the noise."""
-    from mlflow_fingerprint.compare.explain.result import Explanation
+    from mlflow_fingerprint.explain.result import Explanation
     from mlflow_fingerprint.present.explain.words import headline
 
     table, _ = simulated(np.random.default_rng(5), {})

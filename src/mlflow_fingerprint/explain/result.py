@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...model.vocabulary import (
+from ..model.vocabulary import (
     COVERAGES,
     EFFECTS,
     FACTOR_KINDS,

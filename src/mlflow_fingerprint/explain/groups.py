@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from ...model.hashing import SEED_FREE, is_seed_name
-from ..replicates import record_key
-from ..rules.base import matches, parts
+from ..compare.replicates import record_key
+from ..compare.rules.base import matches, parts
+from ..model.hashing import SEED_FREE, is_seed_name
 
 # Where a user's own values live: an option, a call argument or a param named like a seed
 # (``is_seed_name``) is a seed.

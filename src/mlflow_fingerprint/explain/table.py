@@ -19,15 +19,15 @@ from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...model.fingerprint import is_unavailable
-from ...model.hashing import VOLATILE
-from ...model.missing import MISSING
-from ...model.vocabulary import Coverage, Effect
-from ..fields import NOT_FIELDS, FieldChange, leaf_paths, same_value, varying
-from ..partial import summary_record
-from ..ranking import TIER
-from ..rules import classify
-from ..rules.base import matches, parts
+from ..compare.fields import NOT_FIELDS, FieldChange, leaf_paths, same_value, varying
+from ..compare.partial import summary_record
+from ..compare.ranking import TIER
+from ..compare.rules import classify
+from ..compare.rules.base import matches, parts
+from ..model.fingerprint import is_unavailable
+from ..model.hashing import VOLATILE
+from ..model.missing import MISSING
+from ..model.vocabulary import Coverage, Effect
 from .groups import is_seed_field, replicate_key
 
 ABSENT = "absent"

@@ -19,18 +19,18 @@ from typing import Any
 
 import numpy as np
 
-from ... import layout
-from ...errors import ExplainError, FingerprintError, ResolveError
-from ...limits import check_step
-from ...model.schema import check_version
-from ...model.vocabulary import Coverage
-from ...redact import masked_view
-from ...tracking import experiment as reads
-from ...tracking import store as tracking
-from ...tracking.progress import Progress
-from ...tracking.record_cache import RecordCache
-from ..partial import has_fingerprint_tags, record_from_tags
-from ..resolve import find_experiment_id, parse_record
+from .. import layout
+from ..compare.partial import has_fingerprint_tags, record_from_tags
+from ..compare.resolve import find_experiment_id, parse_record
+from ..errors import ExplainError, FingerprintError, ResolveError
+from ..limits import check_step
+from ..model.schema import check_version
+from ..model.vocabulary import Coverage
+from ..redact import masked_view
+from ..tracking import experiment as reads
+from ..tracking import store as tracking
+from ..tracking.progress import Progress
+from ..tracking.record_cache import RecordCache
 from .analysis import analyse
 from .result import Explanation, Group, LeftOut, Missing, Noise, Outlier
 from .table import RunRecord, build
