@@ -120,6 +120,9 @@ def test_seeded_first_the_quickstart_is_bitwise_equal_without_a_warning(
         "seed_chosen": True,
     }
     assert get_path(record, "first_step.recorded_by") == "torch.optim"
+    # an eager training: at its first step Dynamo (which the optimizer imports) had compiled
+    # nothing, and torch.compile had never been asked for
+    assert get_path(record, "first_step.compiled") == {"ran": False, "backend": None, "mode": None}
     # the model was made before the decorator seeded (at module level), but drawn from the
     # seed the script chose first: made before that seeding, and no threat
     made = get_path(record, "first_step.made_after_seeding")

@@ -1,5 +1,6 @@
-"""What a run's first step started from, measured: the initial weights, the first batch, and
-whether the generators had been drawn from before they were seeded (the ``first_step`` section).
+"""What a run's first step started from, measured: the initial weights, the first batch,
+whether the generators had been drawn from before they were seeded, and whether the training ran
+code ``torch.compile`` made (the ``first_step`` section).
 
 The comparator used to infer what two runs started from; these facts let it say it. A model built
 at module level draws its weights from torch's generator before ``fingerprinted(seed=0)`` seeds
@@ -19,7 +20,8 @@ from __future__ import annotations
 import hashlib
 import random
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from ..model.fingerprint import unavailable
@@ -250,6 +252,72 @@ def generators_before_seeding(torch: Any, seeded_earlier: int | None) -> dict[st
     return out
 
 
+# -- did the training run compiled code? -------------------------------------------------------
+
+
+def _backend_name(backend: Any) -> str:
+    """torch.compile's wrapper of a backend names it (``compiler_name``); a backend function
+    passed to ``torch._dynamo.optimize`` by its own name."""
+    name = getattr(backend, "compiler_name", None) or getattr(backend, "__name__", None)
+    return str(name) if name else type(backend).__name__
+
+
+def _mode(backend: Any, modules: Mapping[str, Any]) -> str:
+    """The ``mode`` torch.compile was given. The wrapper of a named backend keeps it; inductor's
+    keeps only the options the mode set, so its mode is the largest of inductor's own modes whose
+    options it holds (``default`` where it holds none of them)."""
+    kwargs = getattr(backend, "kwargs", None)
+    if isinstance(kwargs, Mapping):
+        return str(kwargs.get("mode") or "default")
+    config = getattr(backend, "config", None)
+    modes = getattr(modules.get("torch._inductor"), "list_mode_options", None)
+    if not isinstance(config, Mapping) or not callable(modes):
+        return "default"
+    held = [
+        (len(options), mode)
+        for mode, options in modes().items()
+        if options and all(k in config and config[k] == v for k, v in options.items())
+    ]
+    return max(held)[1] if held else "default"
+
+
+def compiled(modules: Mapping[str, Any] = sys.modules) -> dict[str, Any]:
+    """Whether the process had run code ``torch.compile`` made when the first step was taken
+    (``ran``: Dynamo had compiled a graph), and the ``backend`` and ``mode`` torch.compile was
+    asked for (None where it never was; several, comma-separated, in name order). Compiled and
+    eager kernels round differently, so this is a numerics fact of the run.
+
+    Read only where the program imported ``torch._dynamo`` (torch.compile and the optimizers do):
+    where it did not, nothing was compiled, and importing it here would cost the training
+    seconds. Dynamo's counters and its table of backends are read, never written (its counters
+    are a defaultdict: looked up with ``get``). Both are the process's: a compiled training
+    earlier in the same process shows here too, and a callback that records before the first
+    forward (Lightning's) sees ``ran`` false with the backend already asked for."""
+    if "torch._dynamo" not in modules:
+        return {"ran": False, "backend": None, "mode": None}
+    utils = modules.get("torch._dynamo.utils")
+    frames = modules.get("torch._dynamo.eval_frame")
+    counters = getattr(utils, "counters", None)
+    backends = getattr(frames, "cached_backends", None)
+    if not isinstance(counters, Mapping) or not isinstance(backends, Mapping):
+        return unavailable("this torch._dynamo has no counters or backend table")
+    graphs = int((counters.get("stats") or {}).get("unique_graphs", 0))
+    asked = sorted(
+        {(_backend_name(b), _mode(b, modules)) for b in list(backends.values()) if callable(b)}
+    )
+    return {
+        "ran": graphs > 0,
+        "backend": ", ".join(name for name, _ in asked) or None,
+        "mode": ", ".join(mode for _, mode in asked) or None,
+    }
+
+
+# What the first step reads of the process beside the weights, the batch and the generators, by
+# field name: each read once at the step (``run/first_step.py``), a failure recorded as
+# ``unavailable``. A new such field is one entry here and its reader above.
+AT_STEP: Mapping[str, Callable[[], Any]] = MappingProxyType({"compiled": compiled})
+
+
 def probe(ctx: Any) -> dict[str, Any]:
     """The section: what the run wrapper (or a callback) measured at the first step, and the
     generators as the wrapper found them when it seeded (None: it did not seed)."""
@@ -264,4 +332,5 @@ def probe(ctx: Any) -> dict[str, Any]:
         # of the optimizer's parameters, how many a module registered after the seed was set
         "made_after_seeding": first.get("made_after_seeding"),
         "generators_at_first_step": first.get("generators"),
+        **{name: first.get(name, not_yet) for name in AT_STEP},
     }

@@ -120,6 +120,8 @@ FIELDS: tuple[Declared, ...] = (
     Declared("first_step.weights.digest", "none"),
     Declared("first_step.batch.digest", "none"),
     Declared("first_step.before_seeding.torch.drawn", "none"),
+    # Whether the training ran torch.compile's code (backend, mode): kernels that round otherwise.
+    Declared("first_step.compiled", "numerics"),
     Declared("git.commit", "recipe", tag=layout.TAG_GIT_COMMIT),
     Declared("git.dirty", "recipe", reads=git_dirty_text, tag=layout.TAG_GIT_DIRTY),
     Declared(

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..capture.first_step import (
+    AT_STEP,
     batch_record,
     generators_before_seeding,
     optimizer_groups,
@@ -195,7 +196,8 @@ class FirstStepRecorder:
     ) -> dict[str, Any]:
         """Record the first step once (``weights`` read now; ``batch`` a framework gave, else the
         first one a loader yielded; ``made_after_seeding``: how many of the optimizer's
-        parameters were registered after the seed); later calls return the first record."""
+        parameters were registered after the seed; and what ``capture.first_step.AT_STEP`` reads
+        of the process, such as compiled code); later calls return the first record."""
         with self._lock:
             if self._record is not None:
                 return self._record
@@ -214,6 +216,8 @@ class FirstStepRecorder:
                 record["generators"] = _safely(
                     lambda: generators_before_seeding(torch, last_seed())
                 )
+            for name, read in AT_STEP.items():
+                record[name] = _safely(read)
             self._record = record
         drop_batch_wish(self._first_batch)
         return record

@@ -4,13 +4,16 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import numpy as np
 import torch
 
 from mlflow_fingerprint.capture.first_step import (
     SAMPLE_BYTES,
+    _mode,
     batch_record,
+    compiled,
     generators_before_seeding,
     weights_record,
 )
@@ -62,3 +65,47 @@ def test_draws_before_seeding_are_told_from_fresh_generators() -> None:
     torch.manual_seed(2**63 + 5)  # a seed no one chooses: as torch draws one at start-up
     torch.randn(1)
     assert generators_before_seeding(torch, None)["torch"]["seed_chosen"] is False
+
+
+def test_compiled_code_is_read_with_its_backend_and_mode() -> None:
+    """A model compiled with the eager backend (no C++ compiler needed) and run forward and
+    backward, in this process: the reader sees Dynamo's graph and the backend torch.compile was
+    asked for, with the mode a named backend keeps."""
+    compiled_model = torch.compile(torch.nn.Linear(4, 2), backend="eager")
+    compiled_model(torch.ones(3, 4)).sum().backward()
+    found = compiled()
+    assert found["ran"] is True
+    assert "eager" in found["backend"].split(", ")
+    torch.compile(torch.nn.Linear(2, 2), backend="aot_eager", mode="reduce-overhead")
+    found = compiled()
+    modes = dict(zip(found["backend"].split(", "), found["mode"].split(", "), strict=True))
+    assert (modes["eager"], modes["aot_eager"]) == ("default", "reduce-overhead")
+
+
+def test_inductor_keeps_its_mode_only_as_options_and_the_reader_names_it_back() -> None:
+    """Inductor's wrapper keeps the options its mode set, not the mode: the reader finds the
+    largest of inductor's own modes whose options it holds. The wrapper is built here around the
+    options torch's own table gives each mode (building it through torch.compile imports
+    inductor's compiler, about 5 s)."""
+    import sys
+
+    import torch._inductor
+
+    def wrapper(options: dict[str, Any]) -> Any:
+        made = object.__new__(torch._TorchCompileInductorWrapper)
+        made.config = dict(options)
+        return made
+
+    for mode in ("max-autotune", "max-autotune-no-cudagraphs", "reduce-overhead"):
+        assert _mode(wrapper(torch._inductor.list_mode_options(mode)), sys.modules) == mode
+    assert _mode(wrapper({}), sys.modules) == "default"
+    assert _mode(wrapper({"max_autotune": True}), sys.modules) == "default"  # no whole mode
+
+
+def test_a_process_that_never_imported_dynamo_compiled_nothing_and_is_not_made_to() -> None:
+    """The module table of this process without torch._dynamo (a program that never compiled):
+    nothing ran (a real such process: tests/system/test_step_zero_runs.py's quickstart)."""
+    import sys
+
+    without = {k: v for k, v in sys.modules.items() if not k.startswith("torch._dynamo")}
+    assert compiled(without) == {"ran": False, "backend": None, "mode": None}

@@ -547,3 +547,28 @@ def test_two_variables_with_one_value_are_told_apart_by_name_or_left_to_a_rerun(
             assert (scale.effect, shards.effect) == ("recipe", "recipe")
             assert "So does SHARDS" in scale.explanation
             assert "So does LR_SCALE" in shards.explanation
+
+
+def test_compiled_code_in_one_run_only_is_numerics_with_the_reason_and_its_source():
+    """Two records that differ only in whether the training ran torch.compile's code (and with
+    which backend and mode): a numerics difference per part, explained and cited."""
+    eager = edit(
+        seeded(cpu_record(), 0),
+        **{"first_step.compiled": {"ran": False, "backend": None, "mode": None}},
+    )
+    compiled = edit(
+        eager,
+        **{"first_step.compiled": {"ran": True, "backend": "inductor", "mode": "max-autotune"}},
+    )
+    report = diff(eager, compiled)
+    found = {d.field: d for d in report.effective_differences}
+    assert set(found) == {f"first_step.compiled.{k}" for k in ("ran", "backend", "mode")}
+    assert {d.effect for d in found.values()} == {"numerics"}
+    ran = found["first_step.compiled.ran"]
+    assert (ran.a, ran.b) == (False, True)
+    assert "sum in another order" in ran.explanation
+    assert ran.source == (
+        "https://docs.pytorch.org/docs/stable/generated/torch.compile.html; "
+        f"{knowledge.SHOWN_AS}: Compiled code at the first step (`torch.compile` backend and mode)"
+    )
+    assert diff(compiled, edit(compiled)).effective_differences == ()

@@ -1,4 +1,5 @@
-"""Flags that change arithmetic: TF32, reduced-precision reductions, oneDNN, SDPA backends.
+"""Flags that change arithmetic: TF32, reduced-precision reductions, oneDNN, SDPA backends, and
+whether the training ran code torch.compile made (``first_step.compiled``).
 
 TF32 exists only from compute capability 8.0 (``conditions.tf32``), and the CUDA-only flags
 change nothing where no GPU computed (``conditions.gpu_only``).
@@ -68,6 +69,18 @@ RULES: tuple[Rule, ...] = (
         prior=3,
         condition=cond.gpu_only,
         priority=542,
+    ),
+    declared_rule(
+        "first_step.compiled",
+        "Code torch.compile made rounds otherwise than eager: inductor fuses ops into kernels "
+        "that sum in another order, and max-autotune picks kernels by timing them (the eager "
+        "and aot_eager backends keep eager's kernels).",
+        cite.Source(
+            "https://docs.pytorch.org/docs/stable/generated/torch.compile.html",
+            "Compiled code at the first step (`torch.compile` backend and mode)",
+        ),
+        prior=2,
+        priority=544,
     ),
     Rule(
         "numerics.fp32_precision",
