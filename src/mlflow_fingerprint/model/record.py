@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar, overload
+
+from .fields import Field
+
+T = TypeVar("T")
+D = TypeVar("D")
 
 SCHEMA_VERSION = 1
 
@@ -61,8 +66,17 @@ def is_unavailable(value: Any) -> bool:
     return isinstance(value, Mapping) and set(value) == {"unavailable"}
 
 
+@overload
+def get_path(record: Mapping[str, Any], dotted: Field[T]) -> T | None: ...
+@overload
+def get_path(record: Mapping[str, Any], dotted: Field[T], default: D) -> T | D: ...
+@overload
+def get_path(record: Mapping[str, Any], dotted: str, default: Any = None) -> Any: ...
 def get_path(record: Mapping[str, Any], dotted: str, default: Any = None) -> Any:
-    """``a.b.0.c`` from nested mappings and sequences; ``default`` where any step is missing."""
+    """``a.b.0.c`` from nested mappings and sequences; ``default`` where any step is missing.
+
+    A declared field (``model/fields.py``) reads as the type it is declared with; a path built
+    at run time (a user's option, a rule's match) reads as ``Any``."""
     node: Any = record
     for part in dotted.split("."):
         if isinstance(node, Mapping) and part in node:
