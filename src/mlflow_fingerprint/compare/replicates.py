@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import layout
+from ..model.fields import TENSORFLOW_GLOBAL_SEED
 from ..model.fingerprint import get_path
 from ..model.hashing import compute_hashes
 from ..stored_files import read_regular
@@ -111,7 +112,7 @@ def run_seed(record: Mapping[str, Any]) -> int | None:
     never seeded torch (Keras), TensorFlow's global seed; None where neither is known."""
     seed = facts.trained_seed(record)
     if seed is None:
-        found = get_path(record, "tensorflow.global_seed")
+        found = get_path(record, TENSORFLOW_GLOBAL_SEED)
         seed = found if isinstance(found, int) and not isinstance(found, bool) else None
     return seed
 
