@@ -99,7 +99,7 @@ def tf32(ctx: Context) -> Outcome | None:
     return None
 
 
-def _effective_precision(value: Any, capable: bool) -> str | None:
+def _effective_precision(value: object, capable: bool) -> str | None:
     """What an fp32_precision value means on the run's GPU; None for non-precision fields."""
     if value not in ("tf32", "ieee"):
         return None

@@ -50,7 +50,7 @@ TF32_MIN_CC = (8, 0)
 CUBLAS_CHECK_DROPPED = (2, 10)
 
 
-def parse_version(text: Any) -> tuple[int, ...] | None:
+def parse_version(text: object) -> tuple[int, ...] | None:
     """``"2.13.0+cpu"`` -> ``(2, 13, 0)``; None for anything without a leading number."""
     if not isinstance(text, str):
         return None
@@ -58,7 +58,7 @@ def parse_version(text: Any) -> tuple[int, ...] | None:
     return tuple(int(p) for p in match.group(1).split(".")) if match else None
 
 
-def compute_capability(device: Any) -> tuple[int, int] | None:
+def compute_capability(device: object) -> tuple[int, int] | None:
     """``"9.0"`` (or ``[9, 0]``) -> ``(9, 0)``."""
     if not isinstance(device, Mapping):
         return None
@@ -282,7 +282,7 @@ def workers_draw_random(loader: Mapping[str, Any]) -> bool | None:
     return flag if isinstance(flag, bool) else None
 
 
-def drawn_unseeded(before: Any) -> list[str]:
+def drawn_unseeded(before: object) -> list[str]:
     """The generators drawn from a seed no program chose (torch's OS-drawn seed): what they gave
     (initial weights, above all) differs from run to run."""
     if not isinstance(before, Mapping):

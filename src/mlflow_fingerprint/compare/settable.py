@@ -100,7 +100,7 @@ class Knob:
         return f"{self.field}={_shown(self.b)}"
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     if value is MISSING or value is None:
         return "absent"
     return str(value)
@@ -115,7 +115,7 @@ class Split:
     no_effect: tuple[Difference, ...]
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> Any:
     return None if value is MISSING or is_unavailable(value) else value
 
 
@@ -249,7 +249,7 @@ def options_with(argv: Sequence[str], changes: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def _spelled(option: str, value: Any) -> list[str]:
+def _spelled(option: str, value: object) -> list[str]:
     if value is None or value is False:
         return []
     if value is True:

@@ -189,12 +189,12 @@ VOLATILE: tuple[str, ...] = (
 )
 
 
-def canonical_json(value: Any) -> str:
+def canonical_json(value: object) -> str:
     """Key-sorted, whitespace-free, ASCII JSON: the same value always gives the same bytes."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
 
 
-def digest(value: Any, length: int = HASH_LENGTH) -> str:
+def digest(value: object, length: int = HASH_LENGTH) -> str:
     return hashlib.sha256(canonical_json(value).encode()).hexdigest()[:length]
 
 
@@ -243,7 +243,7 @@ def _merge(a: Trie, b: Trie) -> Trie:
     return out
 
 
-def _strip(value: Any, node: Trie) -> Any:
+def _strip(value: object, node: Trie) -> Any:
     if not node:
         return value
     if isinstance(value, Mapping):
@@ -260,7 +260,7 @@ def _strip(value: Any, node: Trie) -> Any:
     return value
 
 
-def strip_volatile(value: Any, path: tuple[str, ...] = (), extra: tuple[str, ...] = ()) -> Any:
+def strip_volatile(value: object, path: tuple[str, ...] = (), extra: tuple[str, ...] = ()) -> Any:
     """A copy of ``value`` (found at ``path`` in the record) without VOLATILE or ``extra`` fields.
 
     Patterns live in a trie, so the large subtrees no pattern reaches (the package list) are

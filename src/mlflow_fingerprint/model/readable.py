@@ -33,7 +33,7 @@ from .record import get_path, is_unavailable
 Record = Mapping[str, Any]
 
 
-def _device_label(device: Any) -> tuple[str, str]:
+def _device_label(device: object) -> tuple[str, str]:
     if not isinstance(device, Mapping) or is_unavailable(device):
         return "unknown GPU", ""
     name = device.get("name")
@@ -49,7 +49,7 @@ def _device_label(device: Any) -> tuple[str, str]:
     )
 
 
-def gpu_summary(section: Any) -> str:
+def gpu_summary(section: object) -> str:
     """One line for a record's ``gpu`` section (the ``fingerprint.gpu`` tag):
     ``NVIDIA H100 80GB HBM3 x1 (Hopper, sm_90)``, models joined with `` + ``, ``MIG`` added for a
     partitioned GPU (its SMs are split), or ``none`` where there is no readable GPU.
@@ -72,7 +72,7 @@ def gpu_summary(section: Any) -> str:
     return " + ".join(parts) or "none"
 
 
-def value_text(value: Any) -> str:
+def value_text(value: object) -> str:
     """A field value as a person reads it; unavailable fields say so briefly."""
     if is_unavailable(value):
         return "unavailable"

@@ -39,7 +39,7 @@ SECTIONS: tuple[str, ...] = (
 )
 
 
-def freeze(value: Any) -> Any:
+def freeze(value: object) -> Any:
     """Recursively turn dicts into read-only mappings and lists into tuples."""
     if isinstance(value, Mapping):
         return MappingProxyType({str(k): freeze(v) for k, v in value.items()})
@@ -48,7 +48,7 @@ def freeze(value: Any) -> Any:
     return value
 
 
-def thaw(value: Any) -> Any:
+def thaw(value: object) -> Any:
     """Inverse of :func:`freeze`: plain dicts and lists, ready for ``json.dumps``."""
     if isinstance(value, Mapping):
         return {k: thaw(v) for k, v in value.items()}
@@ -62,7 +62,7 @@ def unavailable(reason: str) -> dict[str, str]:
     return {"unavailable": reason}
 
 
-def is_unavailable(value: Any) -> bool:
+def is_unavailable(value: object) -> bool:
     return isinstance(value, Mapping) and set(value) == {"unavailable"}
 
 
@@ -72,7 +72,7 @@ def get_path(record: Mapping[str, Any], dotted: Field[T]) -> T | None: ...
 def get_path(record: Mapping[str, Any], dotted: Field[T], default: D) -> T | D: ...
 @overload
 def get_path(record: Mapping[str, Any], dotted: str, default: Any = None) -> Any: ...
-def get_path(record: Mapping[str, Any], dotted: str, default: Any = None) -> Any:
+def get_path(record: Mapping[str, Any], dotted: str, default: object = None) -> Any:
     """``a.b.0.c`` from nested mappings and sequences; ``default`` where any step is missing.
 
     A declared field (``model/fields.py``) reads as the type it is declared with; a path built

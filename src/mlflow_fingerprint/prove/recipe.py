@@ -76,7 +76,7 @@ def _inside(run_id: str, what: str, path: str) -> str:
     return path
 
 
-def _module(run_id: str, name: Any) -> str:
+def _module(run_id: str, name: object) -> str:
     """A module a rerun may start with ``-m``: a dotted name that is not the standard library's
     (``python -m`` finds those before the repository's own files)."""
     if not isinstance(name, str) or not _MODULE.fullmatch(name):
@@ -90,7 +90,7 @@ def _module(run_id: str, name: Any) -> str:
     return name
 
 
-def _strings(value: Any) -> tuple[str, ...]:
+def _strings(value: object) -> tuple[str, ...]:
     return tuple(str(v) for v in value) if isinstance(value, list) else ()
 
 

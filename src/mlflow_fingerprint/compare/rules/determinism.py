@@ -52,7 +52,7 @@ SWITCHED = (
 ASKED = {"on": "asked for deterministic mode", "warn": "asked for warn-only deterministic mode"}
 
 
-def _request_side(label: str, request: Any) -> tuple[bool, str, str]:
+def _request_side(label: str, request: object) -> tuple[bool, str, str]:
     """(asked, full phrase, short phrase) for one run's ``determinism.requested``."""
     if not isinstance(request, Mapping) or is_unavailable(request):
         text = f"{label} recorded no request"
@@ -68,7 +68,7 @@ def _request_side(label: str, request: Any) -> tuple[bool, str, str]:
     return True, text, text
 
 
-def _request_phrases(a: Any, b: Any) -> str:
+def _request_phrases(a: object, b: object) -> str:
     """``B asked for deterministic mode (mlflow_fingerprint.fingerprinted), A did not``: a run
     that asked comes first, and each side says which switch it used."""
     sides = sorted([_request_side("A", a), _request_side("B", b)], key=lambda s: not s[0])
