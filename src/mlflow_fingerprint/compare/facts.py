@@ -41,6 +41,7 @@ from ..model.fields import (
     TORCH_VERSION,
 )
 from ..model.fingerprint import get_path
+from ..model.record import read
 
 Record = Mapping[str, Any]
 
@@ -194,8 +195,8 @@ def program_seed(record: Record) -> int | None:
 def tf_seed(record: Record) -> int | None:
     """The global seed TensorFlow (or Keras 3, for its other backends) was given, if any."""
     for path in (TENSORFLOW_GLOBAL_SEED, KERAS_GLOBAL_SEED):
-        value = get_path(record, path)
-        if isinstance(value, int) and not isinstance(value, bool):
+        value = read(record, path)
+        if value is not None:
             return value
     return None
 
@@ -241,15 +242,15 @@ def tf32_nodes_on(record: Record) -> list[str]:
 def nccl_backend(record: Record) -> bool | None:
     """Whether the job's process group summed with NCCL (``nccl``, or ``cpu:gloo,cuda:nccl`` for
     CUDA tensors); None where no backend was recorded (no group yet when captured)."""
-    backend = get_path(record, DISTRIBUTED_BACKEND)
-    if not isinstance(backend, str) or backend in ("", "undefined"):
+    backend = read(record, DISTRIBUTED_BACKEND)
+    if backend is None or backend in ("", "undefined"):
         return None
     return "nccl" in backend.lower()
 
 
 def world_size(record: Record) -> int:
-    size = get_path(record, DISTRIBUTED_WORLD_SIZE)
-    return size if isinstance(size, int) and not isinstance(size, bool) else 1
+    size = read(record, DISTRIBUTED_WORLD_SIZE)
+    return size if size is not None else 1
 
 
 def loaders(record: Record) -> list[Mapping[str, Any]]:

@@ -22,15 +22,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, get_args
 
 T = TypeVar("T", covariant=True)
 
 
 class Field(str, Generic[T]):
-    """One field's dotted path, typed by what the record holds there (``Field[bool]``)."""
+    """One field's dotted path, typed by what the record holds there (``Field[bool]``).
 
-    __slots__ = ()
+    No ``__slots__``: ``Field[int]("...")`` keeps its type argument on the constant
+    (``__orig_class__``), which ``kind`` reads, so ``read`` can check a value at run time."""
+
+    @property
+    def kind(self) -> object:
+        """The type declared for the field's value (``Field[int]`` -> ``int``); None where the
+        constant was made without one."""
+        args = get_args(getattr(self, "__orig_class__", None))
+        return args[0] if args else None
 
     @property
     def section(self) -> str:

@@ -28,7 +28,7 @@ from .fields import (
     SEEDS_TORCH_INITIAL_SEED,
     TENSORFLOW_GLOBAL_SEED,
 )
-from .record import get_path, is_unavailable
+from .record import get_path, is_unavailable, read
 
 Record = Mapping[str, Any]
 
@@ -166,8 +166,8 @@ def seed_text(record: Record) -> str:
     requested = get_path(record, SEEDS_REQUESTED)
     if requested is not None:
         return str(requested)
-    tf_seed = get_path(record, TENSORFLOW_GLOBAL_SEED)
-    if isinstance(tf_seed, int) and not isinstance(tf_seed, bool):
+    tf_seed = read(record, TENSORFLOW_GLOBAL_SEED)
+    if tf_seed is not None:
         return f"{tf_seed} (TensorFlow global seed)"
     initial = get_path(record, SEEDS_TORCH_INITIAL_SEED)
     if get_path(record, SEEDS_ORIGIN) == "program" and isinstance(initial, int):

@@ -15,6 +15,7 @@ from .fields import Field
 
 T = TypeVar("T")
 D = TypeVar("D")
+Scalar = TypeVar("Scalar", bool, int, float, str)
 
 SCHEMA_VERSION = 1
 
@@ -86,3 +87,16 @@ def get_path(record: Mapping[str, Any], dotted: str, default: object = None) -> 
         else:
             return default
     return node
+
+
+def read(record: Mapping[str, Any], field: Field[Scalar]) -> Scalar | None:
+    """A scalar field's value where it has the type the field declares, else None: a record is
+    input, and a value of another type (a bool where a count is due, ``{"unavailable": ...}``,
+    a hand-edited string) reads as not recorded rather than reaching arithmetic or a format."""
+    value = get_path(record, field)
+    kind = field.kind
+    if not isinstance(kind, type) or (isinstance(value, bool) and kind is not bool):
+        return None
+    if kind is float and isinstance(value, int):
+        return value
+    return value if isinstance(value, kind) else None

@@ -31,6 +31,7 @@ from ..model.fields import (
     PROGRAM_SOURCES_FILES,
 )
 from ..model.fingerprint import get_path
+from ..model.record import read
 
 _MODULE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 DIFF_NOT_STORED = "# mlflow-fingerprint: diff not stored"
@@ -111,8 +112,8 @@ def recipe_of(run_id: str, record: Mapping[str, Any], diff: str | None) -> Recip
     kind = entry.get("kind")
     if kind not in ("script", "module"):
         raise UsageError(f"run {run_id} was started interactively (-c, a notebook): no command")
-    commit = get_path(record, GIT_COMMIT)
-    if not isinstance(commit, str) or not re.fullmatch(r"[0-9a-f]{7,64}", commit):
+    commit = read(record, GIT_COMMIT)
+    if commit is None or not re.fullmatch(r"[0-9a-f]{7,64}", commit):
         raise UsageError(f"run {run_id} recorded no git commit: its code cannot be checked out")
     digest = get_path(record, GIT_DIFF_DIGEST)
     dirty = get_path(record, GIT_DIRTY) is True
@@ -124,8 +125,10 @@ def recipe_of(run_id: str, record: Mapping[str, Any], diff: str | None) -> Recip
             "a secret, or the artifact was changed): a rerun would run other code; commit the "
             "change (or name the value in MLFLOW_FINGERPRINT_NOT_SECRET) and record the run again"
         )
-    cwd = get_path(record, PROGRAM_CWD)
-    cwd = _inside(run_id, "the working directory", cwd) if isinstance(cwd, str) else "."
+    recorded_cwd = read(record, PROGRAM_CWD)
+    cwd = (
+        _inside(run_id, "the working directory", recorded_cwd) if recorded_cwd is not None else "."
+    )
     path = entry.get("path")
     path = _inside(run_id, "the entry point", path) if isinstance(path, str) else None
     first = _inside(run_id, "argv[0]", str(argv[0]))

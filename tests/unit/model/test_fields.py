@@ -15,7 +15,7 @@ from mlflow_fingerprint.model import fields
 from mlflow_fingerprint.model.declarations import FIELDS
 from mlflow_fingerprint.model.fields import Family, Field, Pattern
 from mlflow_fingerprint.model.fingerprint import get_path
-from mlflow_fingerprint.model.record import SECTIONS
+from mlflow_fingerprint.model.record import SECTIONS, read
 
 PACKAGE = Path(mlflow_fingerprint.__file__).parent
 DECLARING = PACKAGE / "model" / "fields.py"
@@ -110,3 +110,18 @@ def test_a_family_names_the_fields_below_it_and_nothing_else() -> None:
     assert options.name("program.options.lr.x") is None
     assert options.name("program.call.lr") is None
     assert options.path("lr") == "program.options.lr"
+
+
+def test_read_gives_a_scalar_only_where_it_has_the_declared_type() -> None:
+    record = {
+        "distributed": {"world_size": True, "backend": {"unavailable": "no group"}},
+        "seeds": {"requested": 3},
+        "git": {"commit": "abc123", "dirty": "yes"},
+    }
+    assert fields.SEEDS_REQUESTED.kind is int
+    assert read(record, fields.SEEDS_REQUESTED) == 3
+    assert read(record, fields.GIT_COMMIT) == "abc123"
+    assert read(record, fields.DISTRIBUTED_WORLD_SIZE) is None  # a bool is not a count
+    assert read(record, fields.DISTRIBUTED_BACKEND) is None  # unavailable reads as absent
+    assert read(record, fields.GIT_DIRTY) is None  # a string where a flag is due
+    assert read(record, fields.GIT_BRANCH) is None  # not recorded
