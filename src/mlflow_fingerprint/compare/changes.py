@@ -69,7 +69,7 @@ def set_by_program(path: str) -> str | None:
         if name is not None:
             return name
     parts = path.split(".")
-    if LOADER.covers(path) and len(parts) > len(LOADER.split(".")) and parts[2].isdigit():
+    if LOADER.covers(path) and len(parts) > len(LOADER.split(".")):
         return parts[3]
     if covered(path, PROGRAM_SEEDS):
         return "seed"

@@ -66,10 +66,14 @@ class Pattern(str):
     __slots__ = ()
 
     def covers(self, path: str) -> bool:
-        """Whether ``path`` is one of the pattern's fields or a field below one."""
+        """Whether ``path`` is one of the pattern's fields or a field below one; here ``*``
+        stands for a list index (``data.loaders.0``), as a record holds one."""
         want, have = self.split("."), path.split(".")
-        return len(have) >= len(want) and all(
-            w in ("*", h) for w, h in zip(want, have, strict=False)
+        if len(have) < len(want):
+            return False
+        return all(
+            h.isdigit() if w == "*" else w == h
+            for w, h in zip(want, have[: len(want)], strict=True)
         )
 
     def matches(self, path: str) -> bool:
