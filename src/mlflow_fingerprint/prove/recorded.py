@@ -17,6 +17,7 @@ from ..errors import UsageError
 from ..model.fields import (
     CUDA,
     GPU_DEVICES,
+    GPU_DRIVER_VERSION,
     PACKAGES_DIGEST,
     PLATFORM_CPU_ISA_FLAGS,
     PLATFORM_CPU_MODEL,
@@ -34,7 +35,7 @@ from .recipe import Recipe, recipe_of
 # rerun: the hardware, its driver and libraries, the interpreter and the installed packages.
 MACHINE = (
     GPU_DEVICES,
-    "gpu.driver",
+    GPU_DRIVER_VERSION,
     CUDA.prefix,
     TORCH_VERSION,
     TORCH_GIT_VERSION,

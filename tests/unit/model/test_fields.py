@@ -29,14 +29,20 @@ def declared_paths() -> set[str]:
     }
 
 
+# Dotted names that are not record paths though a field's path starts with them: the artifact
+# file of a run's uncommitted changes (``layout.GIT_DIFF_FILE``).
+NOT_PATHS = {"git.diff"}
+
+
 def names_a_path(text: str, paths: set[str]) -> bool:
     """A literal names a record path where it is a declared path (or one followed by a dot, the
-    prefix of the fields below it), or a declared field's path with more segments after it. A
+    prefix of the fields below it), a declared field's path with more segments after it, or the
+    start of a declared path (``gpu.driver`` matching ``gpu.driver_version`` by prefix). A
     section's name alone (``torch.``) is also a module's: it counts only with a field after it."""
     stem = text.removesuffix(".")
-    if "." not in stem or text.strip() != text or " " in text:
+    if "." not in stem or text.strip() != text or " " in text or stem in NOT_PATHS:
         return False
-    if stem in paths:
+    if stem in paths or any(p.startswith(stem) for p in paths):
         return True
     parts = stem.split(".")
     return any(".".join(parts[:n]) in paths for n in range(2, len(parts)))
@@ -70,6 +76,7 @@ def test_no_record_path_is_spelt_outside_its_declaration() -> None:
         ("program.options.", True),
         ("determinism.env.CUBLAS_WORKSPACE_CONFIG", True),
         ("gpu.devices.*.uuid_digest", True),
+        ("gpu.driver", True),  # the start of gpu.driver_version, matched by prefix
         ("torch.nn.modules.module", False),  # a module of torch, not a field of the record
         ("packages.txt", False),
         ("seeds", False),
