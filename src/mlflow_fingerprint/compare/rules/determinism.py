@@ -8,7 +8,6 @@ set, so it is classed like the strongest of them (``requested_mode``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from ...model.fields import (
     DETERMINISM_CUDNN_BENCHMARK,
