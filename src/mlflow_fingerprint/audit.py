@@ -18,6 +18,18 @@ from .compare import citations as cite
 from .compare import facts
 from .compare.step_zero import SEED_FIRST_FIX
 from .model import vocabulary
+from .model.fields import (
+    DETERMINISM_ENV_CUBLAS_WORKSPACE_CONFIG,
+    FIRST_STEP_GENERATORS_AT_FIRST_STEP,
+    FIRST_STEP_MADE_AFTER_SEEDING,
+    GIT_DIRTY,
+    SEEDS_HASH_RANDOMIZATION,
+    SEEDS_PYTHONHASHSEED,
+    SEEDS_REQUESTED,
+    TENSORFLOW_TF32_EXECUTION,
+    TORCH_THREADS_ENV,
+    TORCH_THREADS_INTRA_OP,
+)
 from .model.fingerprint import Fingerprint, get_path
 from .model.vocabulary import Effect, Severity
 
@@ -71,7 +83,7 @@ def drawn_before_seeding(r: Record) -> Finding | None:
     at module level), or, in a run nobody seeded, before the first step: the initial weights are
     then not reproducible, whatever seed the run names."""
     if facts.weights_drawn_unseeded(r):
-        made = get_path(r, "first_step.made_after_seeding") or {}
+        made = get_path(r, FIRST_STEP_MADE_AFTER_SEEDING) or {}
         measured = (
             f"{made['of'] - made['count']} of the {made['of']} parameters the first optimizer "
             "step updated were made before it"
@@ -84,12 +96,12 @@ def drawn_before_seeding(r: Record) -> Finding | None:
             "randomness",
             "The initial weights were drawn before the seed was set: torch's generator had "
             "already been drawn from, from the seed torch takes from the OS at start-up, when "
-            f"the run was seeded with {get_path(r, 'seeds.requested')}, and {measured}, so they "
+            f"the run was seeded with {get_path(r, SEEDS_REQUESTED)}, and {measured}, so they "
             "differ every run.",
             SEED_FIRST_FIX,
             str(cite.FIRST_STEP),
         )
-    if "torch" in facts.drawn_unseeded(get_path(r, "first_step.generators_at_first_step")):
+    if "torch" in facts.drawn_unseeded(get_path(r, FIRST_STEP_GENERATORS_AT_FIRST_STEP)):
         return Finding(
             "seeds",
             "high",
@@ -113,8 +125,8 @@ def _seeds(r: Record) -> Finding | str:
     program = facts.program_seed(r)
     if program is not None:
         return f"seeded by the program with {program}"
-    if get_path(r, "seeds.requested") is not None:
-        return f"seeded with {get_path(r, 'seeds.requested')}"
+    if get_path(r, SEEDS_REQUESTED) is not None:
+        return f"seeded with {get_path(r, SEEDS_REQUESTED)}"
     if facts.seeded(r):
         return f"TensorFlow's global seed is {facts.tf_seed(r)}"
     return Finding(
@@ -128,9 +140,9 @@ def _seeds(r: Record) -> Finding | str:
 
 
 def pythonhashseed(r: Record) -> Finding | str:
-    if get_path(r, "seeds.pythonhashseed") is not None:
-        return f"PYTHONHASHSEED={get_path(r, 'seeds.pythonhashseed')}"
-    if get_path(r, "seeds.hash_randomization") is False:
+    if get_path(r, SEEDS_PYTHONHASHSEED) is not None:
+        return f"PYTHONHASHSEED={get_path(r, SEEDS_PYTHONHASHSEED)}"
+    if get_path(r, SEEDS_HASH_RANDOMIZATION) is False:
         return "hash randomization is off"
     return Finding(
         "pythonhashseed",
@@ -196,8 +208,8 @@ def cublas_workspace(r: Record) -> Finding | str:
         return "no GPU run: CUBLAS_WORKSPACE_CONFIG changes nothing"
     if version is not None and version[:2] >= facts.CUBLAS_CHECK_DROPPED:
         return "torch >= 2.10 gives each stream its own cuBLAS workspace"
-    if get_path(r, "determinism.env.CUBLAS_WORKSPACE_CONFIG"):
-        return f"CUBLAS_WORKSPACE_CONFIG={get_path(r, 'determinism.env.CUBLAS_WORKSPACE_CONFIG')}"
+    if get_path(r, DETERMINISM_ENV_CUBLAS_WORKSPACE_CONFIG):
+        return f"CUBLAS_WORKSPACE_CONFIG={get_path(r, DETERMINISM_ENV_CUBLAS_WORKSPACE_CONFIG)}"
     return Finding(
         "cublas_workspace_config",
         "high" if facts.deterministic_on(r) else "medium",
@@ -251,10 +263,10 @@ def worker_seeding(r: Record) -> Finding | str:
 
 
 def threads(r: Record) -> Finding | str:
-    env = get_path(r, "torch.threads.env")
+    env = get_path(r, TORCH_THREADS_ENV)
     if isinstance(env, Mapping) and any(env.values()):
         return "thread count pinned by " + ", ".join(f"{k}={v}" for k, v in env.items() if v)
-    count = get_path(r, "torch.threads.intra_op")
+    count = get_path(r, TORCH_THREADS_INTRA_OP)
     return Finding(
         "threads",
         "low",
@@ -309,7 +321,7 @@ def tf_tf32(r: Record) -> Finding | str:
         return "TensorFlow not imported"
     if not facts.tf_tf32_capable(r):
         return "TensorFlow saw no TF32-capable GPU (compute capability 8.0+)"
-    if get_path(r, "tensorflow.tf32_execution") is not True:
+    if get_path(r, TENSORFLOW_TF32_EXECUTION) is not True:
         return "TensorFlow's TF32 execution is off"
     return Finding(
         "tensorflow_tf32",
@@ -323,7 +335,7 @@ def tf_tf32(r: Record) -> Finding | str:
 
 
 def git_dirty(r: Record) -> Finding | str:
-    if get_path(r, "git.dirty") is not True:
+    if get_path(r, GIT_DIRTY) is not True:
         return "no uncommitted changes (or not a git repository)"
     return Finding(
         "git",

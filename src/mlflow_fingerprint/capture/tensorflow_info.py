@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..loaded import loaded
+from ..model.fields import KERAS_GLOBAL_SEED
 from ..model.fingerprint import unavailable
 from .context import ProbeContext
 from .reading import env_values, safe
@@ -111,7 +112,7 @@ def thread_values() -> dict[str, Any]:
     keras = loaded("keras")
     if keras is None or isinstance(keras, str):
         return {}
-    return {"keras.global_seed": safe(lambda: _keras_seed(keras))}
+    return {KERAS_GLOBAL_SEED: safe(lambda: _keras_seed(keras))}
 
 
 def probe_keras(ctx: ProbeContext) -> dict[str, Any]:
@@ -126,7 +127,7 @@ def probe_keras(ctx: ProbeContext) -> dict[str, Any]:
         "backend": safe(keras.backend.backend),
         "mixed_precision_policy": safe(lambda: str(keras.mixed_precision.global_policy().name)),
         "floatx": safe(keras.backend.floatx),
-        "global_seed": (ctx.run.thread_values or {}).get("keras.global_seed")
+        "global_seed": (ctx.run.thread_values or {}).get(KERAS_GLOBAL_SEED)
         if ctx.run.thread_values is not None
         else safe(lambda: _keras_seed(keras)),
         "env": env_values(KERAS_ENV),

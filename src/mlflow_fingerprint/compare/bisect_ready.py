@@ -13,6 +13,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..model.fields import GIT_COMMIT
 from ..model.fingerprint import get_path
 from .resolve import Resolved
 
@@ -46,15 +47,16 @@ def missing(runs: Sequence[Resolved], cwd: Path | None = None) -> str | None:
     where to run it, so the command is still worth printing: see :func:`placed`."""
     from ..capture.git_files import find
 
-    commits = [get_path(r.record, "git.commit") for r in runs]
-    if not all(isinstance(c, str) and c for c in commits):
+    recorded = [get_path(r.record, GIT_COMMIT) for r in runs]
+    commits = [c for c in recorded if isinstance(c, str) and c]
+    if len(commits) != len(recorded):
         return NO_COMMIT
     if shutil.which("git") is None:
         return NO_GIT
     repo = find(cwd or Path.cwd())
     if repo is None:
         return "run it inside a clone of the runs' repository: this folder is in none"
-    absent = [str(c)[:12] for c in dict.fromkeys(commits) if not _holds(repo.working_tree_dir, c)]
+    absent = [c[:12] for c in dict.fromkeys(commits) if not _holds(repo.working_tree_dir, c)]
     if absent:
         return (
             f"run it inside the runs' repository, or fetch commit {', '.join(absent)} into this one"

@@ -32,48 +32,66 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..model.fields import (
+    CALL_ARGUMENTS,
+    CODE,
+    COMMITTED_CODE,
+    DECLARED_DATA,
+    LOADER,
+    LOGGED_PARAMS,
+    NOT_PROGRAM_SWITCHES,
+    OPTIONS,
+    PROGRAM_ARGV,
+    PROGRAM_ENTRY,
+    PROGRAM_ENTRY_PATH,
+    PROGRAM_OPTIONS_SOURCE,
+    PROGRAM_SEEDS,
+    PROGRAM_SOURCES_COUNT,
+    PROGRAM_SOURCES_DIGEST,
+    PROGRAM_SOURCES_FILES,
+    PROGRAM_SWITCHES,
+    THREAD_COUNTS,
+    WORKER_SETUP,
+    covered,
+)
 from ..model.fingerprint import get_path, is_unavailable, unavailable
 from ..model.missing import MISSING
 from .fields import FieldChange
 from .ranking import TIER
 from .report import Difference
 
-OPTION = re.compile(r"^program\.options\.(?P<name>[^.]+)$")
-CALL = re.compile(r"^program\.call\.(?P<name>[^.]+)$")
-PARAM = re.compile(r"^params\.(?P<name>.+)$")
-# Fields a program sets, so an option can have switched them: (pattern, the name it goes by).
-SET_BY_PROGRAM: tuple[tuple[re.Pattern[str], str | None], ...] = (
-    (PARAM, None),
-    (CALL, None),
-    (re.compile(r"^data\.loaders\.\d+\.(?P<name>[^.]+)"), None),
-    (re.compile(r"^data\.declared\.(?P<name>[^.]+)$"), None),
-    (re.compile(r"^seeds\.(requested|seeded_by|origin|torch_initial_seed|at_first_step)"), "seed"),
-    (re.compile(r"^(tensorflow|keras)\.global_seed$"), "seed"),
-    (re.compile(r"^torch\.threads\.(intra_op|inter_op)$"), "threads"),
-    # (``numerics.raw``: the same flags as read, spelled each way; never a consequence of its own)
-    (re.compile(r"^numerics\.(?!env\.|raw\.)(?:.+\.)?(?P<name>[^.]+)$"), None),
-    (re.compile(r"^determinism\.(?!env\.)(?:.+\.)?(?P<name>[^.]+)$"), None),
-)
-# The code that ran: where it differs, a field may have been set by the code, not an option.
-CODE = re.compile(r"^(git\.(commit|dirty|diff_digest)|program\.(entry|sources\.files)\.?)")
+
+def set_by_program(path: str) -> str | None:
+    """The name a field a program sets goes by (``data.loaders.0.num_workers``: num_workers);
+    None for a field no option can set (hardware, versions, environment variables)."""
+    for family in (LOGGED_PARAMS, CALL_ARGUMENTS, DECLARED_DATA):
+        name = family.name(path)
+        if name is not None:
+            return name
+    parts = path.split(".")
+    if LOADER.covers(path) and len(parts) > len(LOADER.split(".")):
+        return parts[3]
+    if covered(path, PROGRAM_SEEDS):
+        return "seed"
+    if path in THREAD_COUNTS:
+        return "threads"
+    if any(path.startswith(f.prefix) for f in PROGRAM_SWITCHES) and not any(
+        path.startswith(f.prefix) for f in NOT_PROGRAM_SWITCHES
+    ):
+        return parts[-1]
+    return None
+
+
 # An edited copy of the script (``compare._fold_copied_script``): its entry point, the fields
 # the entry and its source entries fill, and the code that is not the entry.
-ENTRY = "program.entry.path"
-ENTRY_PART = "program.entry."
-ARGV = "program.argv"
-SOURCE_FILES = "program.sources.files."
-SOURCES_SUMMARY = ("program.sources.digest", "program.sources.count")
-OTHER_CODE = re.compile(r"^git\.(commit|dirty|diff_digest)")
+ENTRY = PROGRAM_ENTRY_PATH
+ENTRY_PART = PROGRAM_ENTRY.prefix
+ARGV = PROGRAM_ARGV
+SOURCE_FILES = PROGRAM_SOURCES_FILES.prefix
+SOURCES_SUMMARY = (PROGRAM_SOURCES_DIGEST, PROGRAM_SOURCES_COUNT)
 OPTIONS_KNOWN = ("decorator", "click", "argparse", "hydra")
 UNKNOWN_DEFAULT = unavailable(
     "unknown: not on this run's command line, and its default was not recorded"
-)
-# What a DataLoader's workers are and how they are seeded: meaningless apart (no workers, no
-# worker seeding; ``generator`` also orders the shuffle, but a program sets it with the workers'
-# seeding, as the PyTorch reproducibility notes do).
-WORKER_SETUP = re.compile(
-    r"^(?P<loader>data\.loaders\.\d+)\."
-    r"(num_workers|worker_init_fn|generator|persistent_workers|prefetch_factor)(\.|$)"
 )
 MIN_AFFIX = 4  # ``workers`` names ``num_workers``; ``lr`` names only ``lr``
 
@@ -81,7 +99,7 @@ MIN_AFFIX = 4  # ``workers`` names ``num_workers``; ``lr`` names only ``lr``
 def options_known(record: Mapping[str, Any]) -> bool:
     """The run recorded its options with their defaults, so an option it lacks does not exist
     in its program (rather than being left at an unrecorded default)."""
-    return get_path(record, "program.options_source") in OPTIONS_KNOWN
+    return get_path(record, PROGRAM_OPTIONS_SOURCE) in OPTIONS_KNOWN
 
 
 def mark_unknown_options(
@@ -90,7 +108,7 @@ def mark_unknown_options(
     """An option absent from a run whose defaults were not recorded has an unknown value."""
     out = []
     for change in changes:
-        if OPTION.match(change.path):
+        if change.path in OPTIONS:
             va = UNKNOWN_DEFAULT if change.a is MISSING and not options_known(a) else change.a
             vb = UNKNOWN_DEFAULT if change.b is MISSING and not options_known(b) else change.b
             change = FieldChange(change.path, va, vb)
@@ -114,19 +132,8 @@ def names_match(option: str, field_name: str) -> bool:
     return len(short) >= MIN_AFFIX and (long.startswith(short) or long.endswith(short))
 
 
-def set_by_program(path: str) -> str | None:
-    """The name a field a program sets goes by (``data.loaders.0.num_workers``: num_workers);
-    None for a field no option can set (hardware, versions, environment variables)."""
-    for pattern, name in SET_BY_PROGRAM:
-        found = pattern.match(path)
-        if found:
-            return name or found.group("name")
-    return None
-
-
 def _option_name(d: Difference) -> str | None:
-    found = OPTION.match(d.field)
-    return found.group("name") if found else None
+    return OPTIONS.name(d.field)
 
 
 def _unknown(d: Difference) -> bool:
@@ -136,20 +143,20 @@ def _unknown(d: Difference) -> bool:
 def _head_order(d: Difference) -> int:
     """Which differences may gather others: measured options, call arguments, params; an
     option of unknown value last (a measured field named like it says more)."""
-    if OPTION.match(d.field):
+    if d.field in OPTIONS:
         return 3 if _unknown(d) else 0
-    if CALL.match(d.field):
+    if d.field in CALL_ARGUMENTS:
         return 1
-    if PARAM.match(d.field):
+    if d.field in LOGGED_PARAMS:
         return 2
     return 9
 
 
 def _own_name(d: Difference) -> str | None:
-    for pattern in (OPTION, CALL, PARAM):
-        found = pattern.match(d.field)
-        if found:
-            return found.group("name")
+    for family in (OPTIONS, CALL_ARGUMENTS, LOGGED_PARAMS):
+        name = family.name(d.field)
+        if name is not None:
+            return name
     return None
 
 
@@ -183,9 +190,9 @@ def group(differences: Sequence[Difference]) -> tuple[Difference, ...]:
             and d.field not in groups
             and name is not None
             and (
-                (OPTION.match(d.field) and _unknown(d) and names_match(name, _own_name(d) or ""))
+                (d.field in OPTIONS and _unknown(d) and names_match(name, _own_name(d) or ""))
                 or (
-                    not OPTION.match(d.field)
+                    d.field not in OPTIONS
                     and (field_name := set_by_program(d.field)) is not None
                     and names_match(name, field_name)
                 )
@@ -224,12 +231,12 @@ def _by_elimination(
     options = [
         d
         for d in pool
-        if OPTION.match(d.field)
+        if d.field in OPTIONS
         and d.effect != "none"
         and d.field not in taken
         and (not _unknown(d) or d.field in groups)  # unknown: only where it is seen to act
     ]
-    if any(CODE.match(d.field) and d.effect != "none" for d in pool):
+    if any(covered(d.field, CODE) and d.effect != "none" for d in pool):
         return
     candidates = options if len(options) == 1 else [d for d in options if d.field not in groups]
     if len(candidates) != 1:
@@ -241,7 +248,7 @@ def _by_elimination(
         if d.field not in taken
         and d.field not in groups
         and d.field != head.field
-        and not OPTION.match(d.field)
+        and d.field not in OPTIONS
         and set_by_program(d.field) is not None
     ]
     if rest:
@@ -252,8 +259,8 @@ def _by_elimination(
 
 def _worker_setup_of(path: str) -> str | None:
     """The loader whose worker set-up ``path`` is part of (``data.loaders.0``), else None."""
-    found = WORKER_SETUP.match(path)
-    return found.group("loader") if found else None
+    setup = next((p for p in WORKER_SETUP if p.covers(path)), None)
+    return setup.stem(path).rsplit(".", 1)[0] if setup is not None else None
 
 
 def _starts_workers(option: Difference, groups: dict[str, tuple[list[Difference], bool]]) -> bool:
@@ -274,13 +281,13 @@ def _join_worker_setups(
     by_loader: dict[str, list[Difference]] = {}
     for d in pool:
         consequences, _ = groups.get(d.field, ([], False))
-        if not OPTION.match(d.field) or d.field in taken or not consequences:
+        if d.field not in OPTIONS or d.field in taken or not consequences:
             continue
         # params and call arguments named like the option echo it; what it set is the rest
         loaders = {
             _worker_setup_of(c.field)
             for c in consequences
-            if not (PARAM.match(c.field) or CALL.match(c.field))
+            if not (c.field in LOGGED_PARAMS or c.field in CALL_ARGUMENTS)
         }
         if len(loaders) == 1 and None not in loaders:
             by_loader.setdefault(str(loaders.pop()), []).append(d)
@@ -321,7 +328,7 @@ def _fold_copied_script(
     entry = next((d for d in pool if d.field == ENTRY and d.field not in taken), None)
     if entry is None or entry.effect == "none" or _unknown(entry):
         return
-    if any(OTHER_CODE.match(d.field) and d.effect != "none" for d in pool):
+    if any(covered(d.field, COMMITTED_CODE) and d.effect != "none" for d in pool):
         return
     scripts = {f"{SOURCE_FILES}{path}" for path in (entry.a, entry.b) if isinstance(path, str)}
     spelled = _command_line_names(pool)
@@ -334,7 +341,7 @@ def _fold_copied_script(
 
     free = [d for d in pool if d.field not in taken and d.field != ENTRY]
     folded = [d for d in free if edited(d)]
-    left = [d for d in free if OPTION.match(d.field) and d.effect != "none" and d not in folded]
+    left = [d for d in free if d.field in OPTIONS and d.effect != "none" and d not in folded]
     if not left:
         folded += [d for d in free if d not in folded and set_by_program(d.field) is not None]
     if not folded:

@@ -10,6 +10,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..model.fields import (
+    DATA_DECLARED_BATCH_SIZE,
+    DETERMINISM_ENV,
+    DISTRIBUTED_BACKEND,
+    DISTRIBUTED_RANKS,
+    SEEDS_CAPTURED_AT_STAGE,
+    SEEDS_REQUESTED,
+    SEEDS_TORCH_IMPORTED_BY_PROGRAM,
+)
 from ..model.fingerprint import get_path, is_unavailable
 from ..model.missing import MISSING
 from ..model.vocabulary import EFFECTS, Effect, check
@@ -90,7 +99,7 @@ def tf32(ctx: Context) -> Outcome | None:
     return None
 
 
-def _effective_precision(value: Any, capable: bool) -> str | None:
+def _effective_precision(value: object, capable: bool) -> str | None:
     """What an fp32_precision value means on the run's GPU; None for non-precision fields."""
     if value not in ("tf32", "ieee"):
         return None
@@ -205,7 +214,7 @@ INDUCTOR_ENV = {
 def _inductor_expected(record: Record, key: str) -> bool:
     """The value a run's other fields give an inductor setting: its variable, and for
     ``deterministic`` also ``use_deterministic_algorithms``, which sets it (torch 2.2+)."""
-    env_on = get_path(record, f"determinism.env.{INDUCTOR_ENV[key]}") == "1"
+    env_on = get_path(record, DETERMINISM_ENV.child(INDUCTOR_ENV[key])) == "1"
     return env_on or (key == "deterministic" and facts.deterministic_on(record))
 
 
@@ -246,7 +255,7 @@ def nccl(ctx: Context) -> Outcome | None:
         return Outcome("none", "Both runs were single-process, so NCCL reduced nothing.")
     if _may_use_nccl(ctx.a) or _may_use_nccl(ctx.b):
         return None
-    backends = [get_path(r, "distributed.backend") for r in (ctx.a, ctx.b)]
+    backends = [get_path(r, DISTRIBUTED_BACKEND) for r in (ctx.a, ctx.b)]
     if all(facts.nccl_backend(r) is False for r in (ctx.a, ctx.b)):
         return Outcome(
             "none",
@@ -370,7 +379,7 @@ def unseeded(ctx: Context) -> Outcome | None:
             prior=3,
         )
     if facts.seeded(ctx.a) or facts.seeded(ctx.b):
-        if all(get_path(r, "seeds.torch_imported_by_program") is False for r in (ctx.a, ctx.b)):
+        if all(get_path(r, SEEDS_TORCH_IMPORTED_BY_PROGRAM) is False for r in (ctx.a, ctx.b)):
             return Outcome(
                 "none",
                 "torch drew its own seed in each run, but neither program imported torch (only "
@@ -394,8 +403,8 @@ def unseeded(ctx: Context) -> Outcome | None:
 def rng_state(ctx: Context) -> Outcome | None:
     """State digests are a sound "same stream" test only when both were taken right after
     seeding with the same seed; anywhere else they are volatile."""
-    after_seed = all(get_path(r, "seeds.captured_at_stage") == "after_seed" for r in (ctx.a, ctx.b))
-    same = get_path(ctx.a, "seeds.requested") == get_path(ctx.b, "seeds.requested")
+    after_seed = all(get_path(r, SEEDS_CAPTURED_AT_STAGE) == "after_seed" for r in (ctx.a, ctx.b))
+    same = get_path(ctx.a, SEEDS_REQUESTED) == get_path(ctx.b, SEEDS_REQUESTED)
     if after_seed and same and facts.seeded(ctx.a):
         return Outcome(
             "randomness",
@@ -411,7 +420,7 @@ def _global_batch(record: Record) -> str:
     batches = [
         b for loader in facts.loaders(record) if isinstance(b := loader.get("batch_size"), int)
     ]
-    declared = get_path(record, "data.declared.batch_size")
+    declared = get_path(record, DATA_DECLARED_BATCH_SIZE)
     batch = batches[0] if batches else declared if isinstance(declared, int) else None
     if batch is None:
         return f"? × {size}"
@@ -434,7 +443,7 @@ def both_ranked(ctx: Context) -> Outcome | None:
     size difference already says it."""
     index = ctx.change.path.split(".")[2] if ctx.change.path.count(".") >= 2 else ""
     for record in (ctx.a, ctx.b):
-        ranks = get_path(record, "distributed.ranks")
+        ranks = get_path(record, DISTRIBUTED_RANKS)
         if not isinstance(ranks, list | tuple) or not index.isdigit() or int(index) >= len(ranks):
             return Outcome(
                 "none",

@@ -14,23 +14,41 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+from ..model.fields import (
+    DATA_DECLARED_BATCH_SIZE,
+    DATA_DECLARED_NUM_WORKERS,
+    DATA_LOADERS,
+    DATA_LOADERS_EACH_BATCH_SIZE,
+    DATA_LOADERS_EACH_GENERATOR,
+    DATA_LOADERS_EACH_NUM_WORKERS,
+    DATA_LOADERS_EACH_SAMPLER,
+    DATA_LOADERS_EACH_SHUFFLE,
+    DATA_LOADERS_EACH_WORKER_INIT_FN,
+    FIRST_STEP_BEFORE_SEEDING,
+    SEEDS_AT_FIRST_STEP_STATE_DIGESTS,
+    SEEDS_ORIGIN,
+    SEEDS_PYTHONHASHSEED,
+    SEEDS_REQUESTED,
+    SEEDS_SEEDED_BY,
+    SEEDS_TORCH_INITIAL_SEED,
+)
 from .report import Difference, Enabler, MetricComparison
 
 # Fields whose difference changes the first batch's loss (dotted; ``*`` is one list index).
 FROM_STEP_0: tuple[str, ...] = (
-    "seeds.requested",
-    "seeds.seeded_by",
-    "seeds.origin",
-    "seeds.torch_initial_seed",
-    "data.loaders.*.batch_size",
-    "data.loaders.*.generator",
-    "data.loaders.*.shuffle",
-    "data.loaders.*.sampler",
-    "data.loaders.*.worker_init_fn",
-    "data.loaders.*.num_workers",
-    "data.declared.batch_size",
-    "data.declared.num_workers",
-    "first_step.before_seeding",  # acts through the initial weights it drew
+    SEEDS_REQUESTED,
+    SEEDS_SEEDED_BY,
+    SEEDS_ORIGIN,
+    SEEDS_TORCH_INITIAL_SEED,
+    DATA_LOADERS_EACH_BATCH_SIZE,
+    DATA_LOADERS_EACH_GENERATOR,
+    DATA_LOADERS_EACH_SHUFFLE,
+    DATA_LOADERS_EACH_SAMPLER,
+    DATA_LOADERS_EACH_WORKER_INIT_FN,
+    DATA_LOADERS_EACH_NUM_WORKERS,
+    DATA_DECLARED_BATCH_SIZE,
+    DATA_DECLARED_NUM_WORKERS,
+    FIRST_STEP_BEFORE_SEEDING,  # acts through the initial weights it drew
 )
 
 
@@ -117,11 +135,11 @@ def set_aside(
 # (salted hashes), which a program fixes as it sets up (vocabularies, class and file lists).
 ENABLERS_FROM_STEP_0 = frozenset(
     {
-        "seeds.requested",
-        "seeds.at_first_step.state_digests",
-        "seeds.pythonhashseed",
-        "data.loaders",
-        "first_step.before_seeding",
+        SEEDS_REQUESTED,
+        SEEDS_AT_FIRST_STEP_STATE_DIGESTS,
+        SEEDS_PYTHONHASHSEED,
+        DATA_LOADERS,
+        FIRST_STEP_BEFORE_SEEDING,
     }
 )
 

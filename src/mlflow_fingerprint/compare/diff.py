@@ -10,6 +10,13 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from ..model.fields import (
+    GIT_COMMIT,
+    GIT_DIFF_DIGEST,
+    PROGRAM_ARGV,
+    PROGRAM_ENTRY_SHA256,
+    PROGRAM_SOURCES,
+)
 from ..model.fingerprint import get_path
 from ..model.vocabulary import Verdict
 from . import bisect_ready
@@ -151,7 +158,7 @@ def locate_divergences(
     return out, tuple(notes)
 
 
-CODE_FIELDS = ("git.commit", "git.diff_digest", "program.sources", "program.entry.sha256")
+CODE_FIELDS = (GIT_COMMIT, GIT_DIFF_DIGEST, PROGRAM_SOURCES, PROGRAM_ENTRY_SHA256)
 
 
 def bisect_hint(
@@ -162,7 +169,7 @@ def bisect_hint(
     command would fail here (``bisect_ready``), the one line saying what is missing."""
     if verdict not in ("explained", "nondeterministic") or not (a.is_run and b.is_run):
         return None
-    if not all(get_path(r.record, "program.argv") for r in (a, b)):
+    if not all(get_path(r.record, PROGRAM_ARGV) for r in (a, b)):
         return None
     settable = split(flat(differences)).knobs or any(
         d.field.startswith(CODE_FIELDS) and d.effect != "none" for d in differences

@@ -16,6 +16,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..model.fields import (
+    DATA_LOADERS,
+    DETERMINISM_CUDNN_BENCHMARK,
+    DETERMINISM_DETERMINISTIC_ALGORITHMS,
+    DETERMINISM_WARN_ONLY,
+    NUMERICS_FP32_PRECISION,
+    SEEDS_AT_FIRST_STEP_STAGE,
+    SEEDS_AT_FIRST_STEP_STATE_DIGESTS,
+    SEEDS_PYTHONHASHSEED,
+    SEEDS_REQUESTED,
+    TENSORFLOW_OP_DETERMINISM,
+)
 from ..model.fingerprint import get_path
 from . import facts
 from .report import Enabler
@@ -53,7 +65,7 @@ def _partly_seeded(a: Record, b: Record) -> Enabler | None:
     seed = facts.trained_seed(a)
     if seed is None or seed != facts.trained_seed(b):
         return None
-    stages = [get_path(r, "seeds.at_first_step.stage") for r in (a, b)]
+    stages = [get_path(r, SEEDS_AT_FIRST_STEP_STAGE) for r in (a, b)]
     if stages[0] is None or stages[0] != stages[1]:
         return None
     da, db = facts.first_step_digests(a), facts.first_step_digests(b)
@@ -66,7 +78,7 @@ def _partly_seeded(a: Record, b: Record) -> Enabler | None:
         return None
     names = " and ".join(GENERATOR_NAMES[n] for n in moved)
     return Enabler(
-        "seeds.at_first_step.state_digests",
+        SEEDS_AT_FIRST_STEP_STATE_DIGESTS,
         f"torch was seeded with {seed} in both runs, but {names} held a different state when "
         "training started in each: the program does not seed it, so what it draws from it "
         "can differ from run to run.",
@@ -106,7 +118,7 @@ def _tf32(a: Record, b: Record) -> Enabler | None:
     legacy = any(v is not None and v[:2] < FP32_PRECISION_API for v in versions)
     fixes = TF32_LEGACY_FIX if legacy else TF32_FIX
     return Enabler(
-        "numerics.fp32_precision",
+        NUMERICS_FP32_PRECISION,
         f"TF32 is on for {', '.join(TF32_WORDS[n] for n in nodes)} "
         f"({', '.join(nodes)}) on a GPU that has it: their inputs are rounded to 10 mantissa "
         "bits, which magnifies any last-bit difference from kernel order.",
@@ -120,7 +132,7 @@ CHECKS: tuple[Check, ...] = (
     _both(
         lambda r: not facts.seeded(r),
         Enabler(
-            "seeds.requested",
+            SEEDS_REQUESTED,
             "Neither run was seeded (by the decorator or by the program itself), so each run can "
             "draw its own initial weights, data order and dropout.",
             "Seed python, numpy and torch: mfp.seed_everything(0) or fingerprinted(seed=0).",
@@ -130,7 +142,7 @@ CHECKS: tuple[Check, ...] = (
     _both(
         _unseeded_workers,
         Enabler(
-            "data.loaders",
+            DATA_LOADERS,
             "DataLoader workers run without a seeded generator, so random numbers drawn in "
             "workers (augmentation) can differ from run to run.",
             "Pass generator=torch.Generator().manual_seed(0) (and a worker_init_fn seeding "
@@ -140,7 +152,7 @@ CHECKS: tuple[Check, ...] = (
     _both(
         facts.hash_randomized,
         Enabler(
-            "seeds.pythonhashseed",
+            SEEDS_PYTHONHASHSEED,
             "PYTHONHASHSEED is unset, so Python salts string hashes anew in every process: a "
             "set of strings (or a dict built from one) can iterate in another order from run to "
             "run, and with it whatever the program derives from that order.",
@@ -151,7 +163,7 @@ CHECKS: tuple[Check, ...] = (
     _both(
         lambda r: facts.gpu_run(r) and facts.cudnn_benchmark(r),
         Enabler(
-            "determinism.cudnn_benchmark",
+            DETERMINISM_CUDNN_BENCHMARK,
             "cudnn.benchmark is on: cuDNN times several algorithms and may pick another one "
             "each run.",
             "torch.backends.cudnn.benchmark = False",
@@ -160,7 +172,7 @@ CHECKS: tuple[Check, ...] = (
     _both(
         _gpu_nondeterministic,
         Enabler(
-            "determinism.deterministic_algorithms",
+            DETERMINISM_DETERMINISTIC_ALGORITHMS,
             "Deterministic algorithms are off on a GPU run: kernels that add with atomics can sum "
             "in a different order from run to run.",
             "torch.use_deterministic_algorithms(True) (and set CUBLAS_WORKSPACE_CONFIG=:4096:8 "
@@ -170,7 +182,7 @@ CHECKS: tuple[Check, ...] = (
     _both(
         lambda r: facts.gpu_run(r) and facts.warn_only(r),
         Enabler(
-            "determinism.warn_only",
+            DETERMINISM_WARN_ONLY,
             "Deterministic algorithms are in warn-only mode: nondeterministic kernels still run.",
             "torch.use_deterministic_algorithms(True, warn_only=False)",
         ),
@@ -179,7 +191,7 @@ CHECKS: tuple[Check, ...] = (
     _both(
         lambda r: facts.tf_gpu_run(r) and not facts.tf_op_determinism(r),
         Enabler(
-            "tensorflow.op_determinism",
+            TENSORFLOW_OP_DETERMINISM,
             "TensorFlow op determinism is off on a GPU run: ops that add from asynchronous "
             "threads can sum in a different order from one run to the next.",
             "tf.config.experimental.enable_op_determinism() (with keras.utils.set_random_seed)",

@@ -11,7 +11,37 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..model.fields import (
+    CUDA_COMPUTED_ON,
+    CUDA_TORCH_BUILT_WITH,
+    DATA_LOADERS,
+    DETERMINISM_CUDNN_BENCHMARK,
+    DETERMINISM_DETERMINISTIC_ALGORITHMS,
+    DETERMINISM_WARN_ONLY,
+    DISTRIBUTED_BACKEND,
+    DISTRIBUTED_WORLD_SIZE,
+    FIRST_STEP_BEFORE_SEEDING,
+    FIRST_STEP_MADE_AFTER_SEEDING,
+    GPU_DEVICES,
+    KERAS_GLOBAL_SEED,
+    NUMERICS_ENV_NVIDIA_TF32_OVERRIDE,
+    NUMERICS_FP32_PRECISION,
+    SEEDS_AT_FIRST_STEP_STATE_DIGESTS,
+    SEEDS_AT_FIRST_STEP_TORCH_INITIAL_SEED,
+    SEEDS_HASH_RANDOMIZATION,
+    SEEDS_ORIGIN,
+    SEEDS_PYTHONHASHSEED,
+    SEEDS_REQUESTED,
+    SEEDS_SEEDED_BY,
+    SEEDS_TORCH_INITIAL_SEED,
+    TENSORFLOW_GLOBAL_SEED,
+    TENSORFLOW_GPUS,
+    TENSORFLOW_IMPORTED,
+    TENSORFLOW_OP_DETERMINISM,
+    TORCH_VERSION,
+)
 from ..model.fingerprint import get_path
+from ..model.record import read
 
 Record = Mapping[str, Any]
 
@@ -21,7 +51,7 @@ TF32_MIN_CC = (8, 0)
 CUBLAS_CHECK_DROPPED = (2, 10)
 
 
-def parse_version(text: Any) -> tuple[int, ...] | None:
+def parse_version(text: object) -> tuple[int, ...] | None:
     """``"2.13.0+cpu"`` -> ``(2, 13, 0)``; None for anything without a leading number."""
     if not isinstance(text, str):
         return None
@@ -29,7 +59,7 @@ def parse_version(text: Any) -> tuple[int, ...] | None:
     return tuple(int(p) for p in match.group(1).split(".")) if match else None
 
 
-def compute_capability(device: Any) -> tuple[int, int] | None:
+def compute_capability(device: object) -> tuple[int, int] | None:
     """``"9.0"`` (or ``[9, 0]``) -> ``(9, 0)``."""
     if not isinstance(device, Mapping):
         return None
@@ -41,7 +71,7 @@ def compute_capability(device: Any) -> tuple[int, int] | None:
 
 
 def gpu_devices(record: Record) -> list[Mapping[str, Any]]:
-    devices = get_path(record, "gpu.devices")
+    devices = get_path(record, GPU_DEVICES)
     if not isinstance(devices, list | tuple):
         return []
     return [d for d in devices if isinstance(d, Mapping)]
@@ -54,12 +84,12 @@ def has_gpu(record: Record) -> bool:
 
 def cuda_build(record: Record) -> bool:
     """torch was built with CUDA (``cuda.torch_built_with`` holds a version)."""
-    return isinstance(get_path(record, "cuda.torch_built_with"), str)
+    return isinstance(get_path(record, CUDA_TORCH_BUILT_WITH), str)
 
 
 def computed_on(record: Record) -> str | None:
     """``cuda`` or ``cpu`` where the capture could tell (``cuda.computed_on``), else None."""
-    value = get_path(record, "cuda.computed_on")
+    value = get_path(record, CUDA_COMPUTED_ON)
     return value if value in ("cuda", "cpu") else None
 
 
@@ -79,19 +109,19 @@ def tf32_capable(record: Record) -> bool:
 
 
 def torch_version(record: Record) -> tuple[int, ...] | None:
-    return parse_version(get_path(record, "torch.version"))
+    return parse_version(get_path(record, TORCH_VERSION))
 
 
 def deterministic_on(record: Record) -> bool:
-    return get_path(record, "determinism.deterministic_algorithms") is True
+    return get_path(record, DETERMINISM_DETERMINISTIC_ALGORITHMS) is True
 
 
 def warn_only(record: Record) -> bool:
-    return deterministic_on(record) and get_path(record, "determinism.warn_only") is True
+    return deterministic_on(record) and get_path(record, DETERMINISM_WARN_ONLY) is True
 
 
 def cudnn_benchmark(record: Record) -> bool:
-    return get_path(record, "determinism.cudnn_benchmark") is True
+    return get_path(record, DETERMINISM_CUDNN_BENCHMARK) is True
 
 
 def seed_origin(record: Record) -> str | None:
@@ -99,13 +129,13 @@ def seed_origin(record: Record) -> str | None:
     the same facts for a record made before that field; None where nothing tells."""
     from ..capture.seeds import seed_origin as derive
 
-    origin = get_path(record, "seeds.origin")
+    origin = get_path(record, SEEDS_ORIGIN)
     if origin in ("decorator", "program", "unseeded"):
         return str(origin)
     return derive(
-        get_path(record, "seeds.requested"),
-        get_path(record, "seeds.seeded_by"),
-        get_path(record, "seeds.torch_initial_seed"),
+        get_path(record, SEEDS_REQUESTED),
+        get_path(record, SEEDS_SEEDED_BY),
+        get_path(record, SEEDS_TORCH_INITIAL_SEED),
     )
 
 
@@ -113,7 +143,7 @@ def seeded(record: Record) -> bool:
     """The run's RNGs were seeded on purpose: by the wrapper, declared by the user, by the
     program itself (torch holds a seed it chose), or through TensorFlow's global seed
     (``tf.random.set_seed`` / ``keras.utils.set_random_seed``)."""
-    if get_path(record, "seeds.requested") is not None or tf_seed(record) is not None:
+    if get_path(record, SEEDS_REQUESTED) is not None or tf_seed(record) is not None:
         return True
     return seed_origin(record) in ("decorator", "program")
 
@@ -124,12 +154,12 @@ def trained_seed(record: Record) -> int | None:
     it cannot be read."""
     from ..capture.seeds import CHOSEN_SEED_LIMIT
 
-    seed = get_path(record, "seeds.at_first_step.torch_initial_seed")
+    seed = get_path(record, SEEDS_AT_FIRST_STEP_TORCH_INITIAL_SEED)
     if not isinstance(seed, int) or isinstance(seed, bool):
-        seed = get_path(record, "seeds.torch_initial_seed")
+        seed = get_path(record, SEEDS_TORCH_INITIAL_SEED)
     if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < CHOSEN_SEED_LIMIT:
         return seed
-    requested = get_path(record, "seeds.requested")
+    requested = get_path(record, SEEDS_REQUESTED)
     if seed is None and isinstance(requested, int) and not isinstance(requested, bool):
         return requested  # torch's seed not read (no torch): the seed asked for
     return None
@@ -146,14 +176,14 @@ def seeder(record: Record) -> str:
 def hash_randomized(record: Record) -> bool:
     """Python salted string hashes with a per-process random seed (PYTHONHASHSEED unset or
     ``random``): the iteration order of sets of strings differs from process to process."""
-    if get_path(record, "seeds.hash_randomization") is not True:
+    if get_path(record, SEEDS_HASH_RANDOMIZATION) is not True:
         return False
-    return get_path(record, "seeds.pythonhashseed") in (None, "random")
+    return get_path(record, SEEDS_PYTHONHASHSEED) in (None, "random")
 
 
 def first_step_digests(record: Record) -> Mapping[str, Any]:
     """The RNG state digests read when training started, where they were."""
-    found = get_path(record, "seeds.at_first_step.state_digests")
+    found = get_path(record, SEEDS_AT_FIRST_STEP_STATE_DIGESTS)
     return found if isinstance(found, Mapping) else {}
 
 
@@ -164,21 +194,21 @@ def program_seed(record: Record) -> int | None:
 
 def tf_seed(record: Record) -> int | None:
     """The global seed TensorFlow (or Keras 3, for its other backends) was given, if any."""
-    for path in ("tensorflow.global_seed", "keras.global_seed"):
-        value = get_path(record, path)
-        if isinstance(value, int) and not isinstance(value, bool):
+    for path in (TENSORFLOW_GLOBAL_SEED, KERAS_GLOBAL_SEED):
+        value = read(record, path)
+        if value is not None:
             return value
     return None
 
 
 def tf_used(record: Record) -> bool:
     """The program had imported TensorFlow when it was captured."""
-    return get_path(record, "tensorflow.imported") is True
+    return get_path(record, TENSORFLOW_IMPORTED) is True
 
 
 def tf_gpus(record: Record) -> list[str]:
     """The GPUs TensorFlow saw (``tensorflow.gpus``): where it places ops by default."""
-    gpus = get_path(record, "tensorflow.gpus")
+    gpus = get_path(record, TENSORFLOW_GPUS)
     return [str(g) for g in gpus] if isinstance(gpus, list | tuple) else []
 
 
@@ -195,16 +225,16 @@ def tf_tf32_capable(record: Record) -> bool:
 
 
 def tf_op_determinism(record: Record) -> bool:
-    return get_path(record, "tensorflow.op_determinism") is True
+    return get_path(record, TENSORFLOW_OP_DETERMINISM) is True
 
 
 def tf32_nodes_on(record: Record) -> list[str]:
     """Which CUDA backends may use TF32: ``cuda_matmul``, ``cudnn_conv``, ``cudnn_rnn``."""
-    precision = get_path(record, "numerics.fp32_precision")
+    precision = get_path(record, NUMERICS_FP32_PRECISION)
     if not isinstance(precision, Mapping):
         return []
     nodes = [n for n in ("cuda_matmul", "cudnn_conv", "cudnn_rnn") if precision.get(n) == "tf32"]
-    if get_path(record, "numerics.env.NVIDIA_TF32_OVERRIDE") == "0":
+    if get_path(record, NUMERICS_ENV_NVIDIA_TF32_OVERRIDE) == "0":
         return []  # NVIDIA's libraries refuse TF32 whatever torch asks for
     return nodes
 
@@ -212,19 +242,19 @@ def tf32_nodes_on(record: Record) -> list[str]:
 def nccl_backend(record: Record) -> bool | None:
     """Whether the job's process group summed with NCCL (``nccl``, or ``cpu:gloo,cuda:nccl`` for
     CUDA tensors); None where no backend was recorded (no group yet when captured)."""
-    backend = get_path(record, "distributed.backend")
-    if not isinstance(backend, str) or backend in ("", "undefined"):
+    backend = read(record, DISTRIBUTED_BACKEND)
+    if backend is None or backend in ("", "undefined"):
         return None
     return "nccl" in backend.lower()
 
 
 def world_size(record: Record) -> int:
-    size = get_path(record, "distributed.world_size")
-    return size if isinstance(size, int) and not isinstance(size, bool) else 1
+    size = read(record, DISTRIBUTED_WORLD_SIZE)
+    return size if size is not None else 1
 
 
 def loaders(record: Record) -> list[Mapping[str, Any]]:
-    found = get_path(record, "data.loaders")
+    found = get_path(record, DATA_LOADERS)
     if not isinstance(found, list | tuple):
         return []
     return [loader for loader in found if isinstance(loader, Mapping)]
@@ -253,7 +283,7 @@ def workers_draw_random(loader: Mapping[str, Any]) -> bool | None:
     return flag if isinstance(flag, bool) else None
 
 
-def drawn_unseeded(before: Any) -> list[str]:
+def drawn_unseeded(before: object) -> list[str]:
     """The generators drawn from a seed no program chose (torch's OS-drawn seed): what they gave
     (initial weights, above all) differs from run to run."""
     if not isinstance(before, Mapping):
@@ -272,7 +302,7 @@ def made_before_seeding(record: Record) -> bool | None:
     was seeded (``first_step.made_after_seeding``: a module registered fewer than all of them
     after the seed): True, False where every one was made after it, None where not measured (a
     run the wrapper did not seed, no optimizer step yet, a torch without registration hooks)."""
-    made = get_path(record, "first_step.made_after_seeding")
+    made = get_path(record, FIRST_STEP_MADE_AFTER_SEEDING)
     if not isinstance(made, Mapping):
         return None
     count, of = made.get("count"), made.get("of")
@@ -285,6 +315,6 @@ def weights_drawn_unseeded(record: Record) -> bool:
     """torch's generator had been drawn from its OS seed when the run was seeded, and the first
     step's parameters were not all made after the seed (or that was not measured): the initial
     weights may then have been drawn before the seed."""
-    if "torch" not in drawn_unseeded(get_path(record, "first_step.before_seeding")):
+    if "torch" not in drawn_unseeded(get_path(record, FIRST_STEP_BEFORE_SEEDING)):
         return False
     return made_before_seeding(record) is not False

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..model.fields import NUMERICS_FP32_PRECISION, PROGRAM_OPTIONS
 from ..model.fingerprint import is_unavailable
 from ..model.missing import MISSING
 from ..model.precision import normalise_precision
@@ -33,7 +34,7 @@ def option_text(value: Any) -> Any:
 # Fields with several spellings of one meaning, compared by meaning: fp32 precision "none" that
 # resolves to IEEE, "highest" and False all mean IEEE (determinism_kb.md (c)); an option's value
 # typed or as text.
-NORMALISE = {"numerics.fp32_precision": normalise_precision, "program.options": option_text}
+NORMALISE = {NUMERICS_FP32_PRECISION: normalise_precision, PROGRAM_OPTIONS: option_text}
 
 
 @dataclass(frozen=True)

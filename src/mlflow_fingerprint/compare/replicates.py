@@ -34,8 +34,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import layout
-from ..model.fingerprint import get_path
+from ..model.fields import TENSORFLOW_GLOBAL_SEED
 from ..model.hashing import compute_hashes
+from ..model.record import read
 from ..stored_files import read_regular
 from ..tracking import history
 from ..tracking import store as tracking
@@ -111,8 +112,7 @@ def run_seed(record: Mapping[str, Any]) -> int | None:
     never seeded torch (Keras), TensorFlow's global seed; None where neither is known."""
     seed = facts.trained_seed(record)
     if seed is None:
-        found = get_path(record, "tensorflow.global_seed")
-        seed = found if isinstance(found, int) and not isinstance(found, bool) else None
+        seed = read(record, TENSORFLOW_GLOBAL_SEED)
     return seed
 
 

@@ -60,7 +60,7 @@ class RunRef:
         return self.ref
 
 
-def json_value(value: Any) -> Any:
+def json_value(value: object) -> Any:
     """A field value as JSON: absent -> null; tuples -> lists; everything else as recorded."""
     if value is MISSING:
         return None

@@ -23,6 +23,26 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..model.fields import (
+    APPLIED,
+    APPLIED_FAMILIES,
+    APPLIED_LOADER,
+    DATA_GENERATOR_SEED,
+    DATA_NUM_WORKERS,
+    FOLLOWS,
+    FOLLOWS_EXACTLY,
+    NOISE,
+    NOISE_BELOW,
+    NOISE_NAMES,
+    OPTIONS,
+    PACKAGE_VERSIONS,
+    PROCESS_VARIABLES,
+    PROGRAM_SOURCES_FILES,
+    PROGRAM_VARIABLES,
+    PYTHON_IMPLEMENTATION,
+    PYTHON_VERSION,
+    SEEDS_REQUESTED,
+)
 from ..model.fingerprint import is_unavailable
 from ..model.missing import MISSING
 from ..model.variables import (
@@ -41,34 +61,25 @@ from .report import Difference
 # "machine": the node a rerun runs on, where a cluster offers B's kind (prove/placement.py).
 KnobKind = Literal["apply", "option", "code", "env", "package", "machine"]
 
-# Fields the decorator forces as they are named (the record's own paths).
-APPLIED = re.compile(
-    r"^(seeds\.requested|determinism\.(deterministic_algorithms|cudnn_benchmark|"
-    r"cudnn_deterministic)|numerics\.fp32_precision\.\w+|torch\.threads\.(intra_op|inter_op)|"
-    r"(determinism|numerics)\.env\.\w+)$"
-)
-LOADER = re.compile(r"^data\.loaders\.\d+\.(num_workers|generator\.initial_seed)$")
-OPTION = re.compile(r"^program\.options\.(?P<name>[^.]+)$")
-PROCESS_ENV = re.compile(r"^torch\.threads\.env\.(?P<name>\w+)$")
-# A package's version: B's is installed for the rerun in an environment built for it.
-PACKAGE = re.compile(r"^packages\.distributions\.(?P<name>[a-z0-9][a-z0-9-]{0,99})$")
 # A version a rerun may ask an index for (PEP 440 and local labels: ``2.1.0+cu121``).
 VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+!_-]{0,63}")
 # What says which interpreter ran: where A's and B's differ, no package set of B's is built.
-INTERPRETER = ("python.version", "python.implementation")
-# A variable of the program's environment (``capture/variables.py``), set before it starts.
-PROGRAM_ENV = re.compile(r"^program\.env\.(?P<name>[^.]+)$")
-# Consequences of the knobs above or of the code: compared, never set on their own.
-FOLLOWS = re.compile(
-    r"^(seeds|determinism|numerics|data|program|git|params)\.|^torch\.threads\.|^hashes\."
-    r"|^packages\.(count|digest)$"
-)
-# Fields that differ on every run and say nothing: left out of what a bisect rules out.
-NOISE = re.compile(
-    r"^platform\.(pid|memory_available_mib|boot_id)$|captured_at_stage$|batches_seen$"
-    r"|memory_used_mib$|uuid_digest$|^program\.argv$|^seeds\.state_digests\."
-    r"|^program\.sources\.digest$|^program\.env_volatile$"
-)
+INTERPRETER = (PYTHON_VERSION, PYTHON_IMPLEMENTATION)
+
+
+def _applied(path: str) -> bool:
+    """A field the decorator forces as it is named (``run/apply.py``)."""
+    return path in APPLIED or any(path in family for family in APPLIED_FAMILIES)
+
+
+def _follows(path: str) -> bool:
+    """A consequence of the knobs or of the code: compared, never set on its own."""
+    return any(path.startswith(f.prefix) for f in FOLLOWS) or path in FOLLOWS_EXACTLY
+
+
+def _noise(path: str) -> bool:
+    """A field that differs on every run and says nothing."""
+    return path in NOISE or path.startswith(NOISE_BELOW.prefix) or path.endswith(NOISE_NAMES)
 
 
 @dataclass(frozen=True)
@@ -89,7 +100,7 @@ class Knob:
         return f"{self.field}={_shown(self.b)}"
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     if value is MISSING or value is None:
         return "absent"
     return str(value)
@@ -104,15 +115,15 @@ class Split:
     no_effect: tuple[Difference, ...]
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> Any:
     return None if value is MISSING or is_unavailable(value) else value
 
 
 def _loader_knob(d: Difference) -> Knob | None:
     if d.field.endswith("num_workers") and isinstance(d.b, int):
-        return Knob("apply", "data.num_workers", d.field, _plain(d.a), d.b, d.effect)
+        return Knob("apply", DATA_NUM_WORKERS, d.field, _plain(d.a), d.b, d.effect)
     if d.field.endswith("initial_seed") and isinstance(d.b, int):
-        return Knob("apply", "data.generator_seed", d.field, _plain(d.a), d.b, d.effect)
+        return Knob("apply", DATA_GENERATOR_SEED, d.field, _plain(d.a), d.b, d.effect)
     return None
 
 
@@ -120,12 +131,12 @@ def refused(d: Difference) -> bool:
     """A recorded value a rerun may not set: an environment variable outside the allowlist, a
     value no environment should take from a record (a NUL, a newline, a page of text), or an
     option whose value the record holds masked (a secret: B's real value is not known)."""
-    if OPTION.match(d.field) and MASK in str(d.b):
+    if d.field in OPTIONS and MASK in str(d.b):
         return True
-    if m := PROGRAM_ENV.match(d.field):
+    if (variable := PROGRAM_VARIABLES.name(d.field)) is not None:
         value = _plain(d.b)
         return (
-            not process_may_set(m["name"])
+            not process_may_set(variable)
             or not settable_value(value)
             or digested(_plain(d.a))
             or digested(value)
@@ -140,23 +151,25 @@ def knob_for(d: Difference) -> Knob | None:
     """The knob that sets ``d`` to B's value; None where none does."""
     if refused(d):
         return None
-    if APPLIED.match(d.field):
-        if d.b is MISSING or is_unavailable(d.b) or (d.field == "seeds.requested" and d.b is None):
+    if _applied(d.field):
+        if d.b is MISSING or is_unavailable(d.b) or (d.field == SEEDS_REQUESTED and d.b is None):
             return None  # a rerun can force a value, not take one away
         return Knob("apply", d.field, d.field, _plain(d.a), d.b, d.effect)
-    if LOADER.match(d.field):
+    if any(p.matches(d.field) for p in APPLIED_LOADER):
         return _loader_knob(d)
-    if m := OPTION.match(d.field):
-        if m["name"] == "_":
+    if (option := OPTIONS.name(d.field)) is not None:
+        if option == "_":
             return None  # positional arguments follow the code, not an option
-        return Knob("option", m["name"], d.field, _plain(d.a), _plain(d.b), d.effect)
-    if m := PROCESS_ENV.match(d.field):
-        return Knob("env", m["name"], d.field, _plain(d.a), _plain(d.b), d.effect)
-    if (m := PROGRAM_ENV.match(d.field)) and m["name"] not in RECORDED_ELSEWHERE:
-        return Knob("env", m["name"], d.field, _plain(d.a), _plain(d.b), d.effect)
-    if (m := PACKAGE.match(d.field)) and isinstance(d.b, str) and VERSION.fullmatch(d.b):
+        return Knob("option", option, d.field, _plain(d.a), _plain(d.b), d.effect)
+    if (variable := PROCESS_VARIABLES.name(d.field)) is not None:
+        return Knob("env", variable, d.field, _plain(d.a), _plain(d.b), d.effect)
+    variable = PROGRAM_VARIABLES.name(d.field)
+    if variable is not None and variable not in RECORDED_ELSEWHERE:
+        return Knob("env", variable, d.field, _plain(d.a), _plain(d.b), d.effect)
+    package = PACKAGE_VERSIONS.name(d.field)
+    if package is not None and isinstance(d.b, str) and VERSION.fullmatch(d.b):
         a = d.a if isinstance(d.a, str) and VERSION.fullmatch(d.a) else None
-        return Knob("package", m["name"], d.field, a, d.b, d.effect)
+        return Knob("package", package, d.field, a, d.b, d.effect)
     return None
 
 
@@ -169,7 +182,7 @@ def split(differences: Sequence[Difference]) -> Split:
     # Another interpreter: B's packages are built for B's Python, never for A's.
     other_python = any(d.field in INTERPRETER for d in differences)
     for d in differences:
-        if other_python and PACKAGE.match(d.field):
+        if other_python and d.field in PACKAGE_VERSIONS:
             cannot.append(d)
             continue
         if refused(d):  # listed whatever its effect: a rerun does not touch it
@@ -178,16 +191,16 @@ def split(differences: Sequence[Difference]) -> Split:
         # A package's rule says whether it usually computes tensors; a rerun can test it, so
         # a package the program reads (a constant, a default) is searched whatever the rule.
         # So is a variable of the program's own that nothing showed was read: only a rerun can.
-        searched = PACKAGE.match(d.field) or PROGRAM_ENV.match(d.field)
+        searched = d.field in PACKAGE_VERSIONS or d.field in PROGRAM_VARIABLES
         knob = knob_for(d) if d.effect != "none" or searched else None
         if knob is not None:
             knobs.setdefault((knob.kind, knob.key), knob)
-        elif PACKAGE.match(d.field):
+        elif d.field in PACKAGE_VERSIONS:
             cannot.append(d)  # B lacks it (an environment adds, never takes away), or crafted
         elif d.effect == "none":
-            if not NOISE.search(d.field):
+            if not _noise(d.field):
                 none.append(d)
-        elif not FOLLOWS.match(d.field):
+        elif not _follows(d.field):
             cannot.append(d)
     return Split(tuple(knobs.values()), tuple(cannot), tuple(none))
 
@@ -199,7 +212,7 @@ def recorded_env(knobs: Sequence[Knob]) -> dict[str, str | None]:
     return {
         k.key: None if k.a is None else str(k.a)
         for k in knobs
-        if k.kind == "env" and PROGRAM_ENV.match(k.field)
+        if k.kind == "env" and k.field in PROGRAM_VARIABLES
     }
 
 
@@ -207,7 +220,7 @@ def code_knobs(changed: Mapping[str, tuple[str | None, str | None]]) -> tuple[Kn
     """One knob per file whose content differs between A's code and B's: {path: (a, b)} digests,
     None where the file is absent on that side."""
     return tuple(
-        Knob("code", path, f"program.sources.files.{path}", a, b, "recipe")
+        Knob("code", path, PROGRAM_SOURCES_FILES.child(path), a, b, "recipe")
         for path, (a, b) in sorted(changed.items())
     )
 
@@ -236,7 +249,7 @@ def options_with(argv: Sequence[str], changes: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def _spelled(option: str, value: Any) -> list[str]:
+def _spelled(option: str, value: object) -> list[str]:
     if value is None or value is False:
         return []
     if value is True:

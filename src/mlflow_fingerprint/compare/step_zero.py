@@ -18,6 +18,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..model.fields import (
+    FIRST_STEP_BATCH_DIGEST,
+    FIRST_STEP_BEFORE_SEEDING,
+    FIRST_STEP_WEIGHTS_DIGEST,
+    PROGRAM_CALL,
+    PROGRAM_OPTIONS,
+    SEEDS_REQUESTED,
+)
 from ..model.fingerprint import get_path
 from . import citations as cite
 from .curves import difference_acts_from_step_0
@@ -40,11 +48,11 @@ UPDATE_ONLY: frozenset[str] = frozenset(
         *("grad_accum_steps", "gradient_accumulation_steps", "accumulate_grad_batches"),
     }
 )
-OPTION_PREFIXES = ("program.options.", "program.call.")
+OPTION_PREFIXES = (PROGRAM_OPTIONS.prefix, PROGRAM_CALL.prefix)
 
-WEIGHTS = "first_step.weights.digest"
-BATCH = "first_step.batch.digest"
-DRAWN = "first_step.before_seeding"
+WEIGHTS = FIRST_STEP_WEIGHTS_DIGEST
+BATCH = FIRST_STEP_BATCH_DIGEST
+DRAWN = FIRST_STEP_BEFORE_SEEDING
 SEED_FIRST_FIX = (
     "Seed before the model is built: call mfp.seed_everything(0) at the top of the script, "
     "before the model, or build the model inside train()."
@@ -163,7 +171,7 @@ def _forward(
 
 
 def _seed_words(a: Record, b: Record) -> str:
-    seeds = [get_path(r, "seeds.requested") for r in (a, b)]
+    seeds = [get_path(r, SEEDS_REQUESTED) for r in (a, b)]
     return f"seed {seeds[0]}" if seeds[0] == seeds[1] else f"seeds {seeds[0]} and {seeds[1]}"
 
 
@@ -179,7 +187,7 @@ def reason(
     batch = measured_equal(a, b, BATCH)
     # with other seeds the initial weights differ whenever they were drawn: the seed explains
     # them, unless the parameters were measured to be made before the seed
-    same_seed = get_path(a, "seeds.requested") == get_path(b, "seeds.requested")
+    same_seed = get_path(a, SEEDS_REQUESTED) == get_path(b, SEEDS_REQUESTED)
     drawn = [
         label
         for label, r in (("A", a), ("B", b))

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..model.fields import PARAMS, PROGRAM_CALL, PROGRAM_OPTIONS
+
 NEAR_ALIAS = 0.9  # Cramér's V from which two fields count as moving together
 
 
@@ -100,7 +102,7 @@ def cramers_v(a: np.ndarray, b: np.ndarray) -> float:
 
 # Fields under these are each a setting of their own; elsewhere a section (two segments deep for
 # the GPU and CUDA, where the device, the driver, CUDA and cuDNN are separate things) is one.
-OWN_SUBJECT = ("program.call.", "program.options.", "params.")
+OWN_SUBJECT = (PROGRAM_CALL.prefix, PROGRAM_OPTIONS.prefix, PARAMS.prefix)
 DEEP_SUBJECT = ("gpu", "cuda")
 # What a person calls a thing by: the GPU's name rather than its architecture, the version of a
 # package rather than its build's commit.

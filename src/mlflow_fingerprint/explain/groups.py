@@ -23,11 +23,12 @@ import numpy as np
 
 from ..compare.replicates import record_key
 from ..compare.rules.base import matches, parts
+from ..model.fields import PROGRAM_CALL, PROGRAM_OPTIONS
 from ..model.hashing import SEED_FREE, is_seed_name
 
 # Where a user's own values live: an option, a call argument or a param named like a seed
 # (``is_seed_name``) is a seed.
-NAMED = ("program.call", "program.options", "params")
+NAMED = (PROGRAM_CALL, PROGRAM_OPTIONS, "params")
 
 
 @cache

@@ -19,6 +19,7 @@ from typing import Any
 from ..capture import RunInfo, capture
 from ..capture.context import DeterminismRequest
 from ..errors import FingerprintWarning
+from ..model.fields import DISTRIBUTED_RANK
 from ..model.fingerprint import Fingerprint
 from ..redact import secret_env_values
 from ..run import publish, ranks
@@ -96,7 +97,7 @@ def job_fingerprint(fp: Fingerprint) -> tuple[Fingerprint, list[dict[str, Any]]]
             FingerprintWarning,
             stacklevel=2,
         )
-        return (fp, []) if fp.get("distributed.rank") == 0 else None
+        return (fp, []) if fp.get(DISTRIBUTED_RANK) == 0 else None
     if job is not None:
         ranks.warn_if_heterogeneous(job[0])
     return job

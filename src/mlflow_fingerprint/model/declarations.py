@@ -9,8 +9,10 @@ the effect of the comparator's rule for the field (``compare/rules``: a rule for
 takes its effect from here, and a rule that says otherwise fails at import), and the tests of all
 three.
 
-Adding a field: capture it (``capture/``), declare it here (``reads`` when its words are not its
-value, ``tag`` only for what belongs in the run table), give it its rule with the reason and the
+Adding a field: capture it (``capture/``), name its path once as a typed constant
+(``model/fields.py``: ``TORCH_COMPILED = Field[bool]("torch.compiled")``; code everywhere else uses
+the constant), declare it here (``reads`` when its words are not its value, ``tag`` only for what
+belongs in the run table), give it its rule with the reason and the
 source (``compare/rules/<subject>.py``, ``declared_rule``), and the row of the knowledge base the
 source names (``knowledge/determinism.md``). The tag's name is new in ``layout.py`` too, where
 every stored name lives: runs already stored are found by those names.
@@ -24,6 +26,31 @@ from types import MappingProxyType
 from typing import Any
 
 from .. import layout
+from .fields import (
+    CUDA_COMPUTED_ON,
+    CUDA_CUDNN_VERSION,
+    CUDA_TORCH_BUILT_WITH,
+    DATA_CAPTURED_AT_STAGE,
+    DATA_DECLARED_BATCH_SIZE,
+    DATA_DECLARED_NUM_WORKERS,
+    DETERMINISM_SUMMARY,
+    FIRST_STEP_BATCH_DIGEST,
+    FIRST_STEP_BEFORE_SEEDING_TORCH_DRAWN,
+    FIRST_STEP_COMPILED,
+    FIRST_STEP_WEIGHTS_DIGEST,
+    GIT_COMMIT,
+    GIT_DIRTY,
+    GPU_DRIVER_VERSION,
+    GPU_SUMMARY,
+    NUMERICS_BLAS_LIBRARY,
+    NUMERICS_TF32,
+    SEEDS_REQUESTED,
+    TENSORFLOW_IMPORTED,
+    TENSORFLOW_OP_DETERMINISM,
+    TENSORFLOW_VERSION,
+    TORCH_VERSION,
+    Field,
+)
 from .readable import (
     deterministic_text,
     driver_text,
@@ -54,11 +81,11 @@ class Declared:
     where a record rebuilt from the tags keeps it (``gpu.summary``): the comparator then compares
     two such summaries, never a summary with one of its parts."""
 
-    path: str
+    path: Field[object]
     effect: Effect
     reads: Reader | None = None
     tag: str | None = None
-    tagged_if: str | None = None
+    tagged_if: Field[bool] | None = None
 
     def __post_init__(self) -> None:
         check(self.effect, EFFECTS, f"effect of declared field {self.path!r}")
@@ -69,7 +96,7 @@ class Declared:
 
     @property
     def section(self) -> str:
-        return self.path.split(".", 1)[0]
+        return Field(self.path).section
 
     def read(self, record: Record) -> str:
         """This field of ``record`` as a person reads it (and as its tag holds it)."""
@@ -83,59 +110,59 @@ class Declared:
 
 
 FIELDS: tuple[Declared, ...] = (
-    Declared("gpu.summary", "numerics", reads=gpu_text, tag=layout.TAG_GPU),
-    Declared("gpu.driver_version", "numerics", reads=driver_text, tag=layout.TAG_DRIVER),
-    Declared("cuda.torch_built_with", "numerics", tag=layout.TAG_CUDA),
-    Declared("cuda.cudnn_version", "numerics", tag=layout.TAG_CUDNN),
-    Declared("cuda.computed_on", "numerics", tag=layout.TAG_DEVICE),
-    Declared("torch.version", "numerics", tag=layout.TAG_TORCH),
-    Declared("numerics.tf32", "numerics", reads=tf32_text, tag=layout.TAG_TF32),
-    Declared("numerics.blas_library", "numerics"),
+    Declared(GPU_SUMMARY, "numerics", reads=gpu_text, tag=layout.TAG_GPU),
+    Declared(GPU_DRIVER_VERSION, "numerics", reads=driver_text, tag=layout.TAG_DRIVER),
+    Declared(CUDA_TORCH_BUILT_WITH, "numerics", tag=layout.TAG_CUDA),
+    Declared(CUDA_CUDNN_VERSION, "numerics", tag=layout.TAG_CUDNN),
+    Declared(CUDA_COMPUTED_ON, "numerics", tag=layout.TAG_DEVICE),
+    Declared(TORCH_VERSION, "numerics", tag=layout.TAG_TORCH),
+    Declared(NUMERICS_TF32, "numerics", reads=tf32_text, tag=layout.TAG_TF32),
+    Declared(NUMERICS_BLAS_LIBRARY, "numerics"),
     Declared(
-        "determinism.summary",
+        DETERMINISM_SUMMARY,
         "numerics",
         reads=deterministic_text,
         tag=layout.TAG_DETERMINISTIC,
     ),
-    Declared("seeds.requested", "randomness", reads=seed_text, tag=layout.TAG_SEED),
+    Declared(SEEDS_REQUESTED, "randomness", reads=seed_text, tag=layout.TAG_SEED),
     Declared(
-        "data.declared.num_workers",
+        DATA_DECLARED_NUM_WORKERS,
         "randomness",
         reads=lambda r: loaders_value(r, "num_workers"),
         tag=layout.TAG_NUM_WORKERS,
     ),
     Declared(
-        "data.declared.batch_size",
+        DATA_DECLARED_BATCH_SIZE,
         "recipe",
         reads=lambda r: loaders_value(r, "batch_size"),
         tag=layout.TAG_BATCH_SIZE,
     ),
     Declared(
-        "data.captured_at_stage",
+        DATA_CAPTURED_AT_STAGE,
         "none",
-        reads=lambda r: str(get_path(r, "data.captured_at_stage") or "capture"),
+        reads=lambda r: str(get_path(r, DATA_CAPTURED_AT_STAGE) or "capture"),
         tag=layout.TAG_STAGE,
     ),
     # What the first step started from: measured consequences, read by compare/step_zero.py.
-    Declared("first_step.weights.digest", "none"),
-    Declared("first_step.batch.digest", "none"),
-    Declared("first_step.before_seeding.torch.drawn", "none"),
+    Declared(FIRST_STEP_WEIGHTS_DIGEST, "none"),
+    Declared(FIRST_STEP_BATCH_DIGEST, "none"),
+    Declared(FIRST_STEP_BEFORE_SEEDING_TORCH_DRAWN, "none"),
     # Whether the training ran torch.compile's code (backend, mode): kernels that round otherwise.
-    Declared("first_step.compiled", "numerics"),
-    Declared("git.commit", "recipe", tag=layout.TAG_GIT_COMMIT),
-    Declared("git.dirty", "recipe", reads=git_dirty_text, tag=layout.TAG_GIT_DIRTY),
+    Declared(FIRST_STEP_COMPILED, "numerics"),
+    Declared(GIT_COMMIT, "recipe", tag=layout.TAG_GIT_COMMIT),
+    Declared(GIT_DIRTY, "recipe", reads=git_dirty_text, tag=layout.TAG_GIT_DIRTY),
     Declared(
-        "tensorflow.version",
+        TENSORFLOW_VERSION,
         "numerics",
         tag=layout.TAG_TENSORFLOW,
-        tagged_if="tensorflow.imported",
+        tagged_if=TENSORFLOW_IMPORTED,
     ),
     Declared(
-        "tensorflow.op_determinism",
+        TENSORFLOW_OP_DETERMINISM,
         "numerics",
-        reads=lambda r: flag_text(r, "tensorflow.op_determinism"),
+        reads=lambda r: flag_text(r, TENSORFLOW_OP_DETERMINISM),
         tag=layout.TAG_TF_OP_DETERMINISM,
-        tagged_if="tensorflow.imported",
+        tagged_if=TENSORFLOW_IMPORTED,
     ),
 )
 

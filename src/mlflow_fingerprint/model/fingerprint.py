@@ -61,7 +61,7 @@ class Fingerprint:
     def __getitem__(self, section: str) -> Any:
         return self.sections[section]
 
-    def get(self, dotted: str, default: Any = None) -> Any:
+    def get(self, dotted: str, default: object = None) -> Any:
         """A field by dotted path, e.g. ``fp.get("gpu.devices.0.architecture")``, as
         ``to_dict()`` holds it. Walks the frozen record and thaws only what it finds: a run's
         start reads fields one at a time, and thawing all of it for each cost a millisecond."""
@@ -90,7 +90,7 @@ class Fingerprint:
         return json.dumps(self.to_dict(), indent=indent, sort_keys=False, default=str)
 
     @classmethod
-    def from_dict(cls, record: Any) -> Fingerprint:
+    def from_dict(cls, record: object) -> Fingerprint:
         """From a parsed record, migrating older schemas; FingerprintError if it is not one."""
         record = migrate(record)
         sections = {

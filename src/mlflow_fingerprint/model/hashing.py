@@ -15,21 +15,76 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from .fields import (
+    CUDA_COMPUTED_ON,
+    DATA_CAPTURED_AT_STAGE,
+    DATA_LOADERS_EACH_BATCHES_SEEN,
+    DATA_LOADERS_EACH_GENERATOR_INITIAL_SEED,
+    DETERMINISM_REQUESTED,
+    DISTRIBUTED_BACKEND,
+    DISTRIBUTED_ENV,
+    DISTRIBUTED_HOSTNAME,
+    DISTRIBUTED_LOCAL_RANK,
+    DISTRIBUTED_RANK,
+    DISTRIBUTED_RANKS,
+    DISTRIBUTED_WORLD_SIZE,
+    GIT_BRANCH,
+    GIT_DIFF_LINES,
+    GIT_REMOTE_URL,
+    GIT_ROOT,
+    GIT_UNTRACKED_COUNT,
+    GIT_UNTRACKED_FILES,
+    GPU_DEVICES_EACH_INDEX,
+    GPU_DEVICES_EACH_MEMORY_USED_MIB,
+    GPU_DEVICES_EACH_MIG_DEVICES_EACH_INDEX,
+    GPU_DEVICES_EACH_MIG_DEVICES_EACH_UUID_DIGEST,
+    GPU_DEVICES_EACH_UUID_DIGEST,
+    GPU_SOURCE,
+    GPU_TORCH_DEVICES,
+    KERAS_FLOATX,
+    KERAS_GLOBAL_SEED,
+    KERAS_MIXED_PRECISION_POLICY,
+    NUMERICS_RAW,
+    PACKAGES_DIGEST,
+    PLATFORM_BOOT_ID,
+    PLATFORM_HOSTNAME,
+    PLATFORM_MEMORY_AVAILABLE_MIB,
+    PLATFORM_PID,
+    PROGRAM_ARGV,
+    PROGRAM_CWD,
+    PROGRAM_ENV_VOLATILE,
+    PROGRAM_OPTIONS,
+    PROGRAM_OPTIONS_SOURCE,
+    PYTHON_EXECUTABLE,
+    PYTHON_PREFIX,
+    SEEDS_AT_FIRST_STEP_STAGE,
+    SEEDS_AT_FIRST_STEP_STATE_DIGESTS,
+    SEEDS_CAPTURED_AT_STAGE,
+    SEEDS_STATE_DIGESTS,
+    SEEDS_TORCH_IMPORTED_BY_PROGRAM,
+    TENSORFLOW_ENV,
+    TENSORFLOW_GLOBAL_SEED,
+    TENSORFLOW_JIT,
+    TENSORFLOW_OP_DETERMINISM,
+    TENSORFLOW_TF32_EXECUTION,
+    TENSORFLOW_THREADS,
+    TORCH_THREADS,
+)
 from .record import get_path
 
 HASH_LENGTH = 16
 
 # TensorFlow's and Keras's fields that change arithmetic, and those that fix random streams.
 TF_NUMERICS: tuple[str, ...] = (
-    "tensorflow.op_determinism",
-    "tensorflow.tf32_execution",
-    "tensorflow.threads",
-    "tensorflow.jit",
-    "tensorflow.env",
-    "keras.mixed_precision_policy",
-    "keras.floatx",
+    TENSORFLOW_OP_DETERMINISM,
+    TENSORFLOW_TF32_EXECUTION,
+    TENSORFLOW_THREADS,
+    TENSORFLOW_JIT,
+    TENSORFLOW_ENV,
+    KERAS_MIXED_PRECISION_POLICY,
+    KERAS_FLOATX,
 )
-TF_RECIPE: tuple[str, ...] = ("tensorflow.global_seed", "keras.global_seed")
+TF_RECIPE: tuple[str, ...] = (TENSORFLOW_GLOBAL_SEED, KERAS_GLOBAL_SEED)
 
 # Which top-level sections (or dotted sub-fields) feed each hash group.
 GROUPS: dict[str, tuple[str, ...]] = {
@@ -39,16 +94,16 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "torch",
         "python",
         "platform",
-        "packages.digest",
-        "distributed.env",
+        PACKAGES_DIGEST,
+        DISTRIBUTED_ENV,
         "tensorflow",
         "keras",
     ),
     "numerics": (
         "numerics",
         "determinism",
-        "torch.threads",
-        "cuda.computed_on",
+        TORCH_THREADS,
+        CUDA_COMPUTED_ON,
         *TF_NUMERICS,
     ),
     "recipe": (
@@ -56,8 +111,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "data",
         "git",
         "program",
-        "distributed.world_size",
-        "distributed.backend",
+        DISTRIBUTED_WORLD_SIZE,
+        DISTRIBUTED_BACKEND,
         *TF_RECIPE,
     ),
 }
@@ -65,7 +120,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
 # Fields hashed in another group: thread counts change reduction order, and a CUDA machine can
 # still compute on the CPU, so both are numerics; TensorFlow's switches and seeds likewise.
 EXCLUDED: dict[str, tuple[str, ...]] = {
-    "env": ("torch.threads", "cuda.computed_on", *TF_NUMERICS, *TF_RECIPE)
+    "env": (TORCH_THREADS, CUDA_COMPUTED_ON, *TF_NUMERICS, *TF_RECIPE)
 }
 
 # Sections of frameworks a program may not use: they enter a hash only where the program had
@@ -90,56 +145,56 @@ BOOKKEEPING_OPTIONS: tuple[str, ...] = (
 
 # Fields that never enter a hash. Prefix match on dotted paths, ``*`` matches one list index.
 VOLATILE: tuple[str, ...] = (
-    "gpu.devices.*.uuid_digest",
-    "gpu.devices.*.index",
-    "gpu.devices.*.memory_used_mib",
-    "gpu.source",
-    "gpu.torch_devices",  # readable only once CUDA is initialised, so it appears mid-run
-    "gpu.devices.*.mig_devices.*.uuid_digest",
-    "gpu.devices.*.mig_devices.*.index",
-    "numerics.raw",  # every spelling as read; the resolved values are what we hash
-    "determinism.requested",  # who asked for deterministic mode; the flags it set are hashed
-    "python.executable",
-    "python.prefix",
-    "platform.hostname",
-    "platform.pid",
-    "platform.memory_available_mib",
-    "platform.boot_id",
-    "seeds.state_digests",
-    "seeds.torch_imported_by_program",  # who imported torch, not what it computed
-    "seeds.captured_at_stage",
-    "data.captured_at_stage",
-    "data.loaders.*.batches_seen",  # how far the run got, not how it was set up
+    GPU_DEVICES_EACH_UUID_DIGEST,
+    GPU_DEVICES_EACH_INDEX,
+    GPU_DEVICES_EACH_MEMORY_USED_MIB,
+    GPU_SOURCE,
+    GPU_TORCH_DEVICES,  # readable only once CUDA is initialised, so it appears mid-run
+    GPU_DEVICES_EACH_MIG_DEVICES_EACH_UUID_DIGEST,
+    GPU_DEVICES_EACH_MIG_DEVICES_EACH_INDEX,
+    NUMERICS_RAW,  # every spelling as read; the resolved values are what we hash
+    DETERMINISM_REQUESTED,  # who asked for deterministic mode; the flags it set are hashed
+    PYTHON_EXECUTABLE,
+    PYTHON_PREFIX,
+    PLATFORM_HOSTNAME,
+    PLATFORM_PID,
+    PLATFORM_MEMORY_AVAILABLE_MIB,
+    PLATFORM_BOOT_ID,
+    SEEDS_STATE_DIGESTS,
+    SEEDS_TORCH_IMPORTED_BY_PROGRAM,  # who imported torch, not what it computed
+    SEEDS_CAPTURED_AT_STAGE,
+    DATA_CAPTURED_AT_STAGE,
+    DATA_LOADERS_EACH_BATCHES_SEEN,  # how far the run got, not how it was set up
     # What the first step started from: measured consequences of the seeds and the recipe,
     # compared at diff time (``compare/step_zero.py``); a run's hashes are known at its start.
     "first_step",
-    "git.root",
-    "git.branch",
-    "git.remote_url",
-    "git.untracked_count",
-    "git.untracked_files",
-    "git.diff_lines",
-    "distributed.rank",
-    "distributed.local_rank",
-    "distributed.ranks",
-    "distributed.hostname",
-    "program.argv",  # the raw command line: its options and entry point are hashed
-    "program.options_source",  # where the options were read, not what they are
-    "seeds.at_first_step.stage",  # which came first: a loader or a metric
-    "seeds.at_first_step.state_digests",  # compared pair by pair at diff time
-    "program.cwd",  # where it ran: what a rerun needs, not what the run computed
-    "program.env_volatile",  # the shell's, the terminal's, a CI's variables: by name only
-    *(f"program.options.{name}" for name in BOOKKEEPING_OPTIONS),
-    *(f"program.options.{name.replace('_', '-')}" for name in BOOKKEEPING_OPTIONS if "_" in name),
+    GIT_ROOT,
+    GIT_BRANCH,
+    GIT_REMOTE_URL,
+    GIT_UNTRACKED_COUNT,
+    GIT_UNTRACKED_FILES,
+    GIT_DIFF_LINES,
+    DISTRIBUTED_RANK,
+    DISTRIBUTED_LOCAL_RANK,
+    DISTRIBUTED_RANKS,
+    DISTRIBUTED_HOSTNAME,
+    PROGRAM_ARGV,  # the raw command line: its options and entry point are hashed
+    PROGRAM_OPTIONS_SOURCE,  # where the options were read, not what they are
+    SEEDS_AT_FIRST_STEP_STAGE,  # which came first: a loader or a metric
+    SEEDS_AT_FIRST_STEP_STATE_DIGESTS,  # compared pair by pair at diff time
+    PROGRAM_CWD,  # where it ran: what a rerun needs, not what the run computed
+    PROGRAM_ENV_VOLATILE,  # the shell's, the terminal's, a CI's variables: by name only
+    *(PROGRAM_OPTIONS.child(name) for name in BOOKKEEPING_OPTIONS),
+    *(PROGRAM_OPTIONS.child(name.replace("_", "-")) for name in BOOKKEEPING_OPTIONS if "_" in name),
 )
 
 
-def canonical_json(value: Any) -> str:
+def canonical_json(value: object) -> str:
     """Key-sorted, whitespace-free, ASCII JSON: the same value always gives the same bytes."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
 
 
-def digest(value: Any, length: int = HASH_LENGTH) -> str:
+def digest(value: object, length: int = HASH_LENGTH) -> str:
     return hashlib.sha256(canonical_json(value).encode()).hexdigest()[:length]
 
 
@@ -188,7 +243,7 @@ def _merge(a: Trie, b: Trie) -> Trie:
     return out
 
 
-def _strip(value: Any, node: Trie) -> Any:
+def _strip(value: object, node: Trie) -> Any:
     if not node:
         return value
     if isinstance(value, Mapping):
@@ -205,7 +260,7 @@ def _strip(value: Any, node: Trie) -> Any:
     return value
 
 
-def strip_volatile(value: Any, path: tuple[str, ...] = (), extra: tuple[str, ...] = ()) -> Any:
+def strip_volatile(value: object, path: tuple[str, ...] = (), extra: tuple[str, ...] = ()) -> Any:
     """A copy of ``value`` (found at ``path`` in the record) without VOLATILE or ``extra`` fields.
 
     Patterns live in a trie, so the large subtrees no pattern reaches (the package list) are
@@ -237,7 +292,7 @@ def group_payload(record: Mapping[str, Any], group: str) -> dict[str, Any]:
 # Replicates of a recipe (docs/design.md, Comparator 4): runs whose records are equal but for the
 # seeds and what is drawn from them. Options and call arguments named like a seed (``--seed``,
 # ``--data-seed``, ``random_seed``) are seeds too.
-SEED_FREE: tuple[str, ...] = ("seeds", "data.loaders.*.generator.initial_seed", *TF_RECIPE)
+SEED_FREE: tuple[str, ...] = ("seeds", DATA_LOADERS_EACH_GENERATOR_INITIAL_SEED, *TF_RECIPE)
 SEED_NAME = re.compile(r"(^|[-_.])seed$", re.IGNORECASE)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 
-def normalise_precision(value: Any) -> Any:
+def normalise_precision(value: object) -> Any:
     """One spelling per meaning: 'highest'/False/'none' all mean 'ieee'; True/'high' mean 'tf32'."""
     if value is True:
         return "tf32"

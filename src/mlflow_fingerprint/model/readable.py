@@ -12,12 +12,28 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .record import get_path, is_unavailable
+from .fields import (
+    DATA_DECLARED,
+    DATA_LOADERS,
+    DETERMINISM_CUDNN_BENCHMARK,
+    DETERMINISM_DETERMINISTIC_ALGORITHMS,
+    DETERMINISM_REQUESTED,
+    DETERMINISM_WARN_ONLY,
+    GIT_DIRTY,
+    GPU_DRIVER_VERSION,
+    NUMERICS_ENV_NVIDIA_TF32_OVERRIDE,
+    NUMERICS_FP32_PRECISION,
+    SEEDS_ORIGIN,
+    SEEDS_REQUESTED,
+    SEEDS_TORCH_INITIAL_SEED,
+    TENSORFLOW_GLOBAL_SEED,
+)
+from .record import get_path, is_unavailable, read
 
 Record = Mapping[str, Any]
 
 
-def _device_label(device: Any) -> tuple[str, str]:
+def _device_label(device: object) -> tuple[str, str]:
     if not isinstance(device, Mapping) or is_unavailable(device):
         return "unknown GPU", ""
     name = device.get("name")
@@ -33,7 +49,7 @@ def _device_label(device: Any) -> tuple[str, str]:
     )
 
 
-def gpu_summary(section: Any) -> str:
+def gpu_summary(section: object) -> str:
     """One line for a record's ``gpu`` section (the ``fingerprint.gpu`` tag):
     ``NVIDIA H100 80GB HBM3 x1 (Hopper, sm_90)``, models joined with `` + ``, ``MIG`` added for a
     partitioned GPU (its SMs are split), or ``none`` where there is no readable GPU.
@@ -56,7 +72,7 @@ def gpu_summary(section: Any) -> str:
     return " + ".join(parts) or "none"
 
 
-def value_text(value: Any) -> str:
+def value_text(value: object) -> str:
     """A field value as a person reads it; unavailable fields say so briefly."""
     if is_unavailable(value):
         return "unavailable"
@@ -87,13 +103,13 @@ def flag_text(record: Record, dotted: str) -> str:
 
 def driver_text(record: Record) -> str:
     """The NVIDIA driver's version, or ``none`` where no GPU could be read."""
-    return "none" if is_unavailable(record.get("gpu")) else field_text(record, "gpu.driver_version")
+    return "none" if is_unavailable(record.get("gpu")) else field_text(record, GPU_DRIVER_VERSION)
 
 
 def git_dirty_text(record: Record) -> str:
     """``true`` or ``false``: whether the working tree had uncommitted changes."""
-    dirty = get_path(record, "git.dirty")
-    return str(dirty).lower() if isinstance(dirty, bool) else field_text(record, "git.dirty")
+    dirty = get_path(record, GIT_DIRTY)
+    return str(dirty).lower() if isinstance(dirty, bool) else field_text(record, GIT_DIRTY)
 
 
 def gpu_text(record: Record) -> str:
@@ -103,7 +119,7 @@ def gpu_text(record: Record) -> str:
 
 def tf32_text(record: Record) -> str:
     """``matmul=off,cudnn=on``: whether CUDA matmuls and cuDNN convs may use TF32."""
-    precision = get_path(record, "numerics.fp32_precision")
+    precision = get_path(record, NUMERICS_FP32_PRECISION)
     if not isinstance(precision, Mapping):
         return "unavailable"
 
@@ -117,21 +133,21 @@ def tf32_text(record: Record) -> str:
         return "off"
 
     text = f"matmul={state('cuda_matmul')},cudnn={state('cudnn_conv', 'cudnn_rnn')}"
-    override = get_path(record, "numerics.env.NVIDIA_TF32_OVERRIDE")
+    override = get_path(record, NUMERICS_ENV_NVIDIA_TF32_OVERRIDE)
     return f"{text},NVIDIA_TF32_OVERRIDE={override}" if override is not None else text
 
 
 def deterministic_text(record: Record) -> str:
     """``on``, ``warn`` (nondeterministic kernels still run), ``off``, plus cudnn.benchmark."""
-    algorithms = get_path(record, "determinism.deterministic_algorithms")
-    warn_only = get_path(record, "determinism.warn_only")
+    algorithms = get_path(record, DETERMINISM_DETERMINISTIC_ALGORITHMS)
+    warn_only = get_path(record, DETERMINISM_WARN_ONLY)
     if is_unavailable(algorithms) or algorithms is None:
         mode = "unavailable"
     elif algorithms:
         mode = "warn" if warn_only is True else "on"
     else:
         mode = "off"
-    benchmark = get_path(record, "determinism.cudnn_benchmark")
+    benchmark = get_path(record, DETERMINISM_CUDNN_BENCHMARK)
     return f"{mode},benchmark=on" if benchmark is True else mode
 
 
@@ -139,7 +155,7 @@ def determinism_request_text(record: Record) -> str:
     """`` · asked on by mlflow_fingerprint.fingerprinted``: the decision behind the flags, for the
     summary only (the ``fingerprint.deterministic`` tag stays the flags); empty where no wrapper or
     trainer recorded one."""
-    request = get_path(record, "determinism.requested")
+    request = get_path(record, DETERMINISM_REQUESTED)
     if not isinstance(request, Mapping) or is_unavailable(request):
         return ""
     by = request.get("by")
@@ -147,14 +163,14 @@ def determinism_request_text(record: Record) -> str:
 
 
 def seed_text(record: Record) -> str:
-    requested = get_path(record, "seeds.requested")
+    requested = get_path(record, SEEDS_REQUESTED)
     if requested is not None:
         return str(requested)
-    tf_seed = get_path(record, "tensorflow.global_seed")
-    if isinstance(tf_seed, int) and not isinstance(tf_seed, bool):
+    tf_seed = read(record, TENSORFLOW_GLOBAL_SEED)
+    if tf_seed is not None:
         return f"{tf_seed} (TensorFlow global seed)"
-    initial = get_path(record, "seeds.torch_initial_seed")
-    if get_path(record, "seeds.origin") == "program" and isinstance(initial, int):
+    initial = get_path(record, SEEDS_TORCH_INITIAL_SEED)
+    if get_path(record, SEEDS_ORIGIN) == "program" and isinstance(initial, int):
         return f"{initial} (set by the program)"
     return f"unseeded (torch initial seed {initial})" if isinstance(initial, int) else "unseeded"
 
@@ -162,7 +178,7 @@ def seed_text(record: Record) -> str:
 def training_loader(record: Record) -> Mapping[str, Any] | None:
     """The loader that yielded most batches (the first seen among equals: the training loop's
     loader starts first), or None where the run saw no loader."""
-    listed = get_path(record, "data.loaders")
+    listed = get_path(record, DATA_LOADERS)
     loaders = [x for x in listed if isinstance(x, Mapping)] if isinstance(listed, list) else []
     if not loaders:
         return None
@@ -180,7 +196,7 @@ def loaders_value(record: Record, key: str) -> str:
     loader = training_loader(record)
     if loader is not None:
         return str(loader.get(key))
-    declared = get_path(record, f"data.declared.{key}")
+    declared = get_path(record, DATA_DECLARED.child(key))
     return str(declared) if declared is not None else "unknown"
 
 

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar, overload
+
+from .fields import Field
+
+T = TypeVar("T")
+D = TypeVar("D")
+Scalar = TypeVar("Scalar", bool, int, float, str)
 
 SCHEMA_VERSION = 1
 
@@ -34,7 +40,7 @@ SECTIONS: tuple[str, ...] = (
 )
 
 
-def freeze(value: Any) -> Any:
+def freeze(value: object) -> Any:
     """Recursively turn dicts into read-only mappings and lists into tuples."""
     if isinstance(value, Mapping):
         return MappingProxyType({str(k): freeze(v) for k, v in value.items()})
@@ -43,7 +49,7 @@ def freeze(value: Any) -> Any:
     return value
 
 
-def thaw(value: Any) -> Any:
+def thaw(value: object) -> Any:
     """Inverse of :func:`freeze`: plain dicts and lists, ready for ``json.dumps``."""
     if isinstance(value, Mapping):
         return {k: thaw(v) for k, v in value.items()}
@@ -57,12 +63,21 @@ def unavailable(reason: str) -> dict[str, str]:
     return {"unavailable": reason}
 
 
-def is_unavailable(value: Any) -> bool:
+def is_unavailable(value: object) -> bool:
     return isinstance(value, Mapping) and set(value) == {"unavailable"}
 
 
-def get_path(record: Mapping[str, Any], dotted: str, default: Any = None) -> Any:
-    """``a.b.0.c`` from nested mappings and sequences; ``default`` where any step is missing."""
+@overload
+def get_path(record: Mapping[str, Any], dotted: Field[T]) -> T | None: ...
+@overload
+def get_path(record: Mapping[str, Any], dotted: Field[T], default: D) -> T | D: ...
+@overload
+def get_path(record: Mapping[str, Any], dotted: str, default: Any = None) -> Any: ...
+def get_path(record: Mapping[str, Any], dotted: str, default: object = None) -> Any:
+    """``a.b.0.c`` from nested mappings and sequences; ``default`` where any step is missing.
+
+    A declared field (``model/fields.py``) reads as the type it is declared with; a path built
+    at run time (a user's option, a rule's match) reads as ``Any``."""
     node: Any = record
     for part in dotted.split("."):
         if isinstance(node, Mapping) and part in node:
@@ -72,3 +87,16 @@ def get_path(record: Mapping[str, Any], dotted: str, default: Any = None) -> Any
         else:
             return default
     return node
+
+
+def read(record: Mapping[str, Any], field: Field[Scalar]) -> Scalar | None:
+    """A scalar field's value where it has the type the field declares, else None: a record is
+    input, and a value of another type (a bool where a count is due, ``{"unavailable": ...}``,
+    a hand-edited string) reads as not recorded rather than reaching arithmetic or a format."""
+    value = get_path(record, field)
+    kind = field.kind
+    if not isinstance(kind, type) or (isinstance(value, bool) and kind is not bool):
+        return None
+    if kind is float and isinstance(value, int):
+        return value
+    return value if isinstance(value, kind) else None

@@ -24,7 +24,7 @@ MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 MAX_DEPTH = 64
 
 
-def check_depth(record: Any, limit: int = MAX_DEPTH) -> None:
+def check_depth(record: object, limit: int = MAX_DEPTH) -> None:
     """FingerprintError if ``record`` nests objects/arrays more than ``limit`` levels deep."""
     stack: list[tuple[Any, int]] = [(record, 1)]
     while stack:
@@ -40,7 +40,7 @@ def check_depth(record: Any, limit: int = MAX_DEPTH) -> None:
         stack.extend((child, depth + 1) for child in children)
 
 
-def check_version(version: Any, where: str = "the record") -> None:
+def check_version(version: object, where: str = "the record") -> None:
     """Refuse a record written by a newer release: which version, and what to upgrade. Anything
     that is not an integer is left to the shape checks (``migrate``)."""
     if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
@@ -53,7 +53,7 @@ def check_version(version: Any, where: str = "the record") -> None:
         )
 
 
-def migrate(record: Any, where: str = "the record") -> dict[str, Any]:
+def migrate(record: object, where: str = "the record") -> dict[str, Any]:
     """Validate the outer shape of a record and bring it to SCHEMA_VERSION; a record of a newer
     schema is refused (``check_version``)."""
     if not isinstance(record, Mapping):

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import re
 
+from .fields import VARIABLES
+
 # Read by torch, cuBLAS, oneMKL and inductor: which kernels run, in which order.
 DETERMINISM_ENV = (
     "CUBLAS_WORKSPACE_CONFIG",
@@ -236,9 +238,6 @@ def digested(value: object) -> bool:
     return isinstance(value, str) and bool(DIGESTED.fullmatch(value))
 
 
-# The record's fields that hold a variable's value, with the variable's name as the last part.
-ENV_FIELD = re.compile(r"^(?:determinism\.env|numerics\.env|torch\.threads\.env)\.(?P<name>[^.]+)$")
-
 # A value a rerun may put in an environment: printable, one line, short.
 MAX_VALUE_CHARS = 256
 _VALUE = re.compile(r"[\x20-\x7e]*")
@@ -252,8 +251,8 @@ def rerun_may_set(name: str) -> bool:
 def env_field_name(field: str) -> str | None:
     """The variable a record's field holds (``torch.threads.env.OMP_NUM_THREADS`` ->
     ``OMP_NUM_THREADS``); None for a field that is not one."""
-    m = ENV_FIELD.match(field)
-    return m["name"] if m else None
+    names = (family.name(field) for family in VARIABLES)
+    return next((name for name in names if name is not None), None)
 
 
 def settable_value(value: object) -> bool:

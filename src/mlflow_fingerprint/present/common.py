@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from ..compare.report import Difference, MetricComparison, Report, Spread
+from ..model.fields import PARAMS, PROGRAM_CALL, PROGRAM_OPTIONS
 from ..model.fingerprint import is_unavailable
 from ..model.missing import MISSING
 from ..wrap import shorten
@@ -147,7 +148,7 @@ def difference_rows(
     return rows
 
 
-SETTINGS = ("program.options.", "program.call.", "params.")
+SETTINGS = (PROGRAM_OPTIONS.prefix, PROGRAM_CALL.prefix, PARAMS.prefix)
 
 
 def says_more_than_its_consequences(d: Difference) -> bool:

@@ -7,6 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..model.fields import (
+    CUDA_TOOLKIT_VERSION,
+    KERAS_IMPORTED,
+    PLATFORM_CONTAINER_KIND,
+    PYTHON_IMPLEMENTATION,
+    PYTHON_VERSION,
+    TENSORFLOW_GPUS,
+    TENSORFLOW_IMPORTED,
+)
 from ..model.fingerprint import Fingerprint, get_path, is_unavailable
 from ..model.readable import (
     Record,
@@ -34,8 +43,8 @@ def _section_line(record: Record, name: str, fields: list[tuple[str, str]]) -> s
 def framework_rows(record: Record) -> list[tuple[str, str]]:
     """The ``tensorflow`` and ``keras`` lines, only for a program that had imported them."""
     rows = []
-    if get_path(record, "tensorflow.imported") is True:
-        gpus = get_path(record, "tensorflow.gpus")
+    if get_path(record, TENSORFLOW_IMPORTED) is True:
+        gpus = get_path(record, TENSORFLOW_GPUS)
         line = _section_line(
             record,
             "tensorflow",
@@ -49,7 +58,7 @@ def framework_rows(record: Record) -> list[tuple[str, str]]:
         if isinstance(gpus, list | tuple):
             line += f" · GPUs {', '.join(map(str, gpus)) or 'none'}"
         rows.append(("tensorflow", line))
-    if get_path(record, "keras.imported") is True:
+    if get_path(record, KERAS_IMPORTED) is True:
         rows.append(
             (
                 "keras",
@@ -79,7 +88,7 @@ def summary_text(fp: Fingerprint | Record) -> str:
     platform = record.get("platform", {})
     cpu = platform.get("cpu") if isinstance(platform, Mapping) else None
     cpu = cpu if isinstance(cpu, Mapping) else {}  # a record is input: any value may be there
-    toolkit = get_path(record, "cuda.toolkit.version")
+    toolkit = get_path(record, CUDA_TOOLKIT_VERSION)
     packages = record.get("packages", {})
     rows = [
         (
@@ -127,15 +136,15 @@ def summary_text(fp: Fingerprint | Record) -> str:
         ("git", git_text(record)),
         (
             "python",
-            f"{value_text(get_path(record, 'python.implementation'))} "
-            f"{value_text(get_path(record, 'python.version'))}",
+            f"{value_text(get_path(record, PYTHON_IMPLEMENTATION))} "
+            f"{value_text(get_path(record, PYTHON_VERSION))}",
         ),
         (
             "platform",
             f"{value_text(platform.get('os'))} · kernel "
             f"{value_text(platform.get('kernel'))} · {value_text(platform.get('libc'))}"
             f" · {value_text(cpu.get('model'))} ({value_text(cpu.get('logical_cores'))}"
-            f" cores) · container {value_text(get_path(record, 'platform.container.kind'))}"
+            f" cores) · container {value_text(get_path(record, PLATFORM_CONTAINER_KIND))}"
             if isinstance(platform, Mapping) and not is_unavailable(platform)
             else value_text(platform),
         ),

@@ -26,6 +26,18 @@ from ..compare.fields import field_changes
 from ..compare.report import Difference
 from ..compare.settable import Knob, code_knobs, recorded_env
 from ..errors import BuildFailed, UsageError
+from ..model.fields import (
+    DATA_GENERATOR_SEED,
+    DATA_LOADERS,
+    DETERMINISM_CUDNN_BENCHMARK,
+    DETERMINISM_DETERMINISTIC_ALGORITHMS,
+    NUMERICS_FP32_PRECISION,
+    NUMERICS_FP32_PRECISION_CUDA_MATMUL,
+    PACKAGES_DIGEST,
+    PARAMS,
+    PROGRAM_CALL,
+    SEEDS_REQUESTED,
+)
 from ..model.fingerprint import get_path
 from ..model.vocabulary import BisectVerdict, Match
 from . import search as halving
@@ -47,18 +59,18 @@ from .worktree import CodeSwap, changed_files, checkout, require_git
 # Switches that stop runs from varying, most specific first: the global seed fixes the most and
 # says the least, so it is tried last. (enabler field, what to force)
 SWITCHES: tuple[tuple[str, str, Any], ...] = (
-    ("data.loaders", "data.generator_seed", 0),
-    ("determinism.cudnn_benchmark", "determinism.cudnn_benchmark", False),
-    ("determinism.deterministic_algorithms", "determinism.deterministic_algorithms", True),
-    ("numerics.fp32_precision", "numerics.fp32_precision.cuda_matmul", "ieee"),
-    ("seeds.requested", "seeds.requested", 0),
+    (DATA_LOADERS, DATA_GENERATOR_SEED, 0),
+    (DETERMINISM_CUDNN_BENCHMARK, DETERMINISM_CUDNN_BENCHMARK, False),
+    (DETERMINISM_DETERMINISTIC_ALGORITHMS, DETERMINISM_DETERMINISTIC_ALGORITHMS, True),
+    (NUMERICS_FP32_PRECISION, NUMERICS_FP32_PRECISION_CUDA_MATMUL, "ieee"),
+    (SEEDS_REQUESTED, SEEDS_REQUESTED, 0),
 )
 
 # Values the program computed from what it was given and logged (a param, a scalar argument of
 # train()): a rerun reaches them only through what set them. Where no rerun gave one of them B's
 # value, what set it lies outside the record (an environment variable the program reads, a data
 # file): it is listed as what a rerun cannot set.
-REACHED_ONLY_THROUGH = ("params.", "program.call.")
+REACHED_ONLY_THROUGH = (PARAMS.prefix, PROGRAM_CALL.prefix)
 
 
 def switches_for(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Knob]:
@@ -70,7 +82,7 @@ def switches_for(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Knob]:
     if not (facts.deterministic_on(a) or facts.deterministic_on(b)):
         # Not only on GPUs: on a CPU with several threads, index_put_(accumulate=True) adds in
         # whatever order the threads reach it, and deterministic mode sorts first.
-        held.add("determinism.deterministic_algorithms")
+        held.add(DETERMINISM_DETERMINISTIC_ALGORITHMS)
     return [
         Knob("apply", key, name, get_path(a, key), value, "randomness")
         for name, key, value in SWITCHES
@@ -254,7 +266,7 @@ def bisect(
     try:
         sets = settle(s, envs, build=bool(say_builds))
     except BuildFailed as exc:  # A's own packages: no rerun here stands for A
-        cannot = ("packages.digest", *(d.field for d in s.sides.cannot_set))
+        cannot = (PACKAGES_DIGEST, *(d.field for d in s.sides.cannot_set))
         return BisectResult(
             "not_settable", s.a.run_id, s.b.run_id, s.until, (), (), cannot, (), (str(exc),)
         )

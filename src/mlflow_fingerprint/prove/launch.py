@@ -30,11 +30,12 @@ from .. import settings
 from ..capture.program import redact_option
 from ..compare.settable import Knob, options_with
 from ..errors import UsageError
+from ..model.fields import PROGRAM_OPTIONS
 from ..model.variables import process_may_set, settable_value
 from ..redact import MASK, redact_text, strip_url_credentials
 from .recipe import Recipe
 
-OPTION_PREFIX = "program.options."
+OPTION_PREFIX = PROGRAM_OPTIONS.prefix
 # What this process's environment may hold of ours that must not reach a rerun's training: a
 # stale forced setting, a stop, a disabled recorder (the rerun would record nothing).
 CONTROL = (

@@ -12,12 +12,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..model.fields import (
+    DETERMINISM_ENV,
+    NUMERICS_ENV,
+    PROGRAM_OPTIONS,
+    PROGRAM_SOURCES_FILES,
+    TORCH_THREADS_ENV,
+)
+
 MAX_CHARS = 120  # MLflow's runs table shows about this much of a name
 SEPARATOR = "·rerun"
 # Record fields shown by the name a user gave them: an option as on the command line, a file by
 # its path, a variable by its name.
-PREFIXES = ("program.options.", "torch.threads.env.", "determinism.env.", "numerics.env.")
-CODE = "program.sources.files."
+PREFIXES = (
+    PROGRAM_OPTIONS.prefix,
+    TORCH_THREADS_ENV.prefix,
+    DETERMINISM_ENV.prefix,
+    NUMERICS_ENV.prefix,
+)
+CODE = PROGRAM_SOURCES_FILES.prefix
 
 
 def _label(field: str, value: Any) -> str:

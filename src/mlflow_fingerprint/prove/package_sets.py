@@ -19,6 +19,7 @@ from typing import Any
 
 from ..compare.settable import INTERPRETER, VERSION, Knob
 from ..errors import BuildFailed
+from ..model.fields import PACKAGES_DISTRIBUTIONS
 from ..model.fingerprint import get_path
 from .environments import Environments, size_mib
 from .pair import Setup
@@ -35,7 +36,7 @@ class PackageSets:
 
 def recorded_packages(record: Mapping[str, Any]) -> dict[str, str]:
     """A record's distributions, name -> version, as far as they are versions an index has."""
-    listed = get_path(record, "packages.distributions")
+    listed = get_path(record, PACKAGES_DISTRIBUTIONS)
     if not isinstance(listed, Mapping):
         return {}
     return {str(n): v for n, v in listed.items() if isinstance(v, str) and VERSION.fullmatch(v)}

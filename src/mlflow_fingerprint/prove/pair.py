@@ -13,6 +13,7 @@ from ..compare.diff import shared_metric_names
 from ..compare.report import Difference
 from ..compare.settable import Knob, Split, split
 from ..errors import UsageError
+from ..model.fields import PACKAGES_DIGEST, PROGRAM_SOURCES_FILES
 from .curves import Metrics, parted_at, read, summary_differs
 from .launch import Plan, launch_for, overrides_of, shown
 from .recorded import Recorded, differences, machine_gaps, recorded
@@ -60,7 +61,7 @@ def not_here(a: Recorded, b: Recorded, until: int | None, sides: Split) -> Bisec
     """Where this machine is not A's in what a rerun cannot set, no rerun here stands for A:
     the result says so without rerunning anything. Its packages are no such gap: a bisect's
     reruns run with A's versions (``package_sets``)."""
-    gaps = [d for d in machine_gaps(a.record) if d.field != "packages.digest"]
+    gaps = [d for d in machine_gaps(a.record) if d.field != PACKAGES_DIGEST]
     if not gaps:
         return None
     fields = list(dict.fromkeys([d.field for d in gaps] + [d.field for d in sides.cannot_set]))
@@ -79,9 +80,11 @@ def planned(s: Setup, origin: Path, bound: float, builds: Sequence[str] = ()) ->
     settable value of B), and what it would set. Files of code are taken from the records here;
     the bisect itself compares the two checked-out trees."""
     recorded_code = [
-        Knob("code", d.field.removeprefix("program.sources.files."), d.field, d.a, d.b, "recipe")
+        Knob(
+            "code", d.field.removeprefix(PROGRAM_SOURCES_FILES.prefix), d.field, d.a, d.b, "recipe"
+        )
         for d in s.differences
-        if d.field.startswith("program.sources.files.") and d.effect != "none"
+        if d.field.startswith(PROGRAM_SOURCES_FILES.prefix) and d.effect != "none"
     ]
     knobs = [*s.sides.knobs, *recorded_code]
     watch = (s.parted,) if s.parted is not None else ()

@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol, TypeGuard
 
 from ..compare.report import Difference
 from ..compare.settable import Knob, Split
+from ..model.fields import CUDA_COMPUTED_ON, GPU
 from ..model.vocabulary import Effect
 from .launch import Job
 from .process import Finished
@@ -29,7 +30,7 @@ Device = Literal["cpu", "gpu"]
 # What a node advertises: a Ray custom resource and a Slurm feature of this prefix.
 PREFIX = "mfp_"
 # The record's fields a machine kind settles: a rerun on a node of B's kind takes them all.
-COVERED = ("gpu.", "cuda.computed_on")
+COVERED = (GPU.prefix, CUDA_COMPUTED_ON)
 KIND_FIELD = "machine.kind"
 _UNSAFE = re.compile(r"[^A-Za-z0-9]+")
 

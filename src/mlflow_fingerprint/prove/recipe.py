@@ -20,7 +20,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UsageError
+from ..model.fields import (
+    GIT_COMMIT,
+    GIT_DIFF_DIGEST,
+    GIT_DIRTY,
+    GIT_UNTRACKED_FILES,
+    PROGRAM_ARGV,
+    PROGRAM_CWD,
+    PROGRAM_ENTRY,
+    PROGRAM_SOURCES_FILES,
+)
 from ..model.fingerprint import get_path
+from ..model.record import read
 
 _MODULE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 DIFF_NOT_STORED = "# mlflow-fingerprint: diff not stored"
@@ -66,7 +77,7 @@ def _inside(run_id: str, what: str, path: str) -> str:
     return path
 
 
-def _module(run_id: str, name: Any) -> str:
+def _module(run_id: str, name: object) -> str:
     """A module a rerun may start with ``-m``: a dotted name that is not the standard library's
     (``python -m`` finds those before the repository's own files)."""
     if not isinstance(name, str) or not _MODULE.fullmatch(name):
@@ -80,7 +91,7 @@ def _module(run_id: str, name: Any) -> str:
     return name
 
 
-def _strings(value: Any) -> tuple[str, ...]:
+def _strings(value: object) -> tuple[str, ...]:
     return tuple(str(v) for v in value) if isinstance(value, list) else ()
 
 
@@ -94,18 +105,18 @@ def recipe_of(run_id: str, record: Mapping[str, Any], diff: str | None) -> Recip
     """The recipe of ``record``; a UsageError saying what is missing or refused where the run
     cannot be rerun (no program recorded, started interactively, no commit, a dirty tree whose
     diff was not stored or not stored as it was, a path leading outside the repository)."""
-    argv = get_path(record, "program.argv")
-    entry = get_path(record, "program.entry") or {}
+    argv = get_path(record, PROGRAM_ARGV)
+    entry = get_path(record, PROGRAM_ENTRY) or {}
     if not isinstance(argv, list) or not argv or not isinstance(entry, Mapping):
         raise UsageError(f"run {run_id} recorded no program (command line and entry point)")
     kind = entry.get("kind")
     if kind not in ("script", "module"):
         raise UsageError(f"run {run_id} was started interactively (-c, a notebook): no command")
-    commit = get_path(record, "git.commit")
-    if not isinstance(commit, str) or not re.fullmatch(r"[0-9a-f]{7,64}", commit):
+    commit = read(record, GIT_COMMIT)
+    if commit is None or not re.fullmatch(r"[0-9a-f]{7,64}", commit):
         raise UsageError(f"run {run_id} recorded no git commit: its code cannot be checked out")
-    digest = get_path(record, "git.diff_digest")
-    dirty = get_path(record, "git.dirty") is True
+    digest = get_path(record, GIT_DIFF_DIGEST)
+    dirty = get_path(record, GIT_DIRTY) is True
     if dirty and (diff is None or diff.startswith(DIFF_NOT_STORED)):
         raise UsageError(f"run {run_id} ran with uncommitted changes whose diff was not stored")
     if dirty and isinstance(digest, str) and diff_digest(str(diff)) != digest:
@@ -114,13 +125,15 @@ def recipe_of(run_id: str, record: Mapping[str, Any], diff: str | None) -> Recip
             "a secret, or the artifact was changed): a rerun would run other code; commit the "
             "change (or name the value in MLFLOW_FINGERPRINT_NOT_SECRET) and record the run again"
         )
-    cwd = get_path(record, "program.cwd")
-    cwd = _inside(run_id, "the working directory", cwd) if isinstance(cwd, str) else "."
+    recorded_cwd = read(record, PROGRAM_CWD)
+    cwd = (
+        _inside(run_id, "the working directory", recorded_cwd) if recorded_cwd is not None else "."
+    )
     path = entry.get("path")
     path = _inside(run_id, "the entry point", path) if isinstance(path, str) else None
     first = _inside(run_id, "argv[0]", str(argv[0]))
     module = _module(run_id, entry.get("module")) if kind == "module" else None
-    files = get_path(record, "program.sources.files")
+    files = get_path(record, PROGRAM_SOURCES_FILES)
     return Recipe(
         run_id=run_id,
         argv=(first, *(str(a) for a in argv[1:])),
@@ -132,5 +145,5 @@ def recipe_of(run_id: str, record: Mapping[str, Any], diff: str | None) -> Recip
         diff=diff if dirty else None,
         diff_digest=digest if isinstance(digest, str) else None,
         sources=dict(files) if isinstance(files, Mapping) else {},
-        untracked=_strings(get_path(record, "git.untracked_files")),
+        untracked=_strings(get_path(record, GIT_UNTRACKED_FILES)),
     )

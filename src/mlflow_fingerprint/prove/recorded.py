@@ -14,24 +14,38 @@ from ..compare.report import Difference
 from ..compare.resolve import Resolved, resolve
 from ..compare.settable import knob_for
 from ..errors import UsageError
+from ..model.fields import (
+    CUDA,
+    GPU_DEVICES,
+    GPU_DRIVER_VERSION,
+    PACKAGES_DIGEST,
+    PLATFORM_CPU_ISA_FLAGS,
+    PLATFORM_CPU_MODEL,
+    PYTHON_IMPLEMENTATION,
+    PYTHON_VERSION,
+    TORCH_BUILD,
+    TORCH_CPU_CAPABILITY,
+    TORCH_GIT_VERSION,
+    TORCH_VERSION,
+)
 from ..tracking import store as tracking
 from .recipe import Recipe, recipe_of
 
 # What says whether this machine can compute as the run's did, read in this process before any
 # rerun: the hardware, its driver and libraries, the interpreter and the installed packages.
 MACHINE = (
-    "gpu.devices",
-    "gpu.driver",
-    "cuda.",
-    "torch.version",
-    "torch.git_version",
-    "torch.build",
-    "torch.cpu_capability",
-    "python.version",
-    "python.implementation",
-    "platform.cpu.model",
-    "platform.cpu.isa_flags",
-    "packages.digest",
+    GPU_DEVICES,
+    GPU_DRIVER_VERSION,
+    CUDA.prefix,
+    TORCH_VERSION,
+    TORCH_GIT_VERSION,
+    TORCH_BUILD,
+    TORCH_CPU_CAPABILITY,
+    PYTHON_VERSION,
+    PYTHON_IMPLEMENTATION,
+    PLATFORM_CPU_MODEL,
+    PLATFORM_CPU_ISA_FLAGS,
+    PACKAGES_DIGEST,
 )
 
 

@@ -32,6 +32,21 @@ from types import MappingProxyType
 from typing import Any, Literal, cast
 
 from ..errors import BadOverride, warn
+from ..model.fields import (
+    DATA,
+    DATA_GENERATOR_SEED,
+    DATA_NUM_WORKERS,
+    DATA_WORKER_SEEDING,
+    DETERMINISM_CUDNN_BENCHMARK,
+    DETERMINISM_CUDNN_DETERMINISTIC,
+    DETERMINISM_DETERMINISTIC_ALGORITHMS,
+    DETERMINISM_ENV,
+    NUMERICS_ENV,
+    NUMERICS_FP32_PRECISION,
+    SEEDS_REQUESTED,
+    TORCH_THREADS_INTER_OP,
+    TORCH_THREADS_INTRA_OP,
+)
 from ..model.variables import RERUN_ENV, rerun_may_set, settable_value
 from ..settings import APPLY, STOP_AFTER
 from .seeding import MAX_SEED, optional_torch, seed_worker
@@ -53,21 +68,21 @@ PRECISION_NODES: Mapping[str, tuple[str, str]] = MappingProxyType(
 )
 PRECISIONS = ("ieee", "tf32", "bf16")  # bf16: oneDNN (mkldnn_*) only; CUDA refuses it
 
-PRECISION_PREFIX = "numerics.fp32_precision."
-ENV_PREFIXES = ("determinism.env.", "numerics.env.")
+PRECISION_PREFIX = NUMERICS_FP32_PRECISION.prefix
+ENV_PREFIXES = (DETERMINISM_ENV.prefix, NUMERICS_ENV.prefix)
 
 FIELDS: Mapping[str, Kind] = MappingProxyType(
     {
-        "seeds.requested": "seed",
-        "determinism.deterministic_algorithms": "flag",
-        "determinism.cudnn_benchmark": "flag",
-        "determinism.cudnn_deterministic": "flag",
+        SEEDS_REQUESTED: "seed",
+        DETERMINISM_DETERMINISTIC_ALGORITHMS: "flag",
+        DETERMINISM_CUDNN_BENCHMARK: "flag",
+        DETERMINISM_CUDNN_DETERMINISTIC: "flag",
         **{PRECISION_PREFIX + node: "precision" for node in PRECISION_NODES},
-        "torch.threads.intra_op": "threads",
-        "torch.threads.inter_op": "threads",
-        "data.num_workers": "workers",
-        "data.generator_seed": "seed",
-        "data.worker_seeding": "flag",
+        TORCH_THREADS_INTRA_OP: "threads",
+        TORCH_THREADS_INTER_OP: "threads",
+        DATA_NUM_WORKERS: "workers",
+        DATA_GENERATOR_SEED: "seed",
+        DATA_WORKER_SEEDING: "flag",
     }
 )
 # Every field a rerun can set; ``*`` stands for an environment variable's name.
@@ -196,7 +211,7 @@ class Overrides:
         return out
 
     def touches_loaders(self) -> bool:
-        return any(name.startswith("data.") for name in self.values)
+        return any(name.startswith(DATA.prefix) for name in self.values)
 
 
 def overrides_from_env(environ: Mapping[str, str] | None = None) -> Overrides:
@@ -223,14 +238,14 @@ def stop_after_from_env(environ: Mapping[str, str] | None = None) -> int | None:
 
 def forced_seed(overrides: Overrides, seed: int | None) -> int | None:
     """The seed the run uses: the forced one, else the decorator's ``seed=``."""
-    forced = overrides.get("seeds.requested")
+    forced = overrides.get(SEEDS_REQUESTED)
     return seed if forced is None else int(forced)
 
 
 def forced_deterministic(overrides: Overrides, deterministic: bool | str) -> bool | str:
     """The decorator's ``deterministic=`` under the overrides: a forced True keeps ``"warn"``
     (warn-only is another field), a forced False turns it off."""
-    forced = overrides.get("determinism.deterministic_algorithms")
+    forced = overrides.get(DETERMINISM_DETERMINISTIC_ALGORITHMS)
     if forced is None:
         return deterministic
     if forced:
@@ -345,19 +360,19 @@ def apply_switches(overrides: Overrides) -> Applied:
 
 def _switch(torch: Any, name: str, value: Any) -> tuple[str, Callable[[], None] | None] | None:
     cudnn = torch.backends.cudnn
-    if name == "determinism.cudnn_benchmark":
+    if name == DETERMINISM_CUDNN_BENCHMARK:
         return f"cudnn.benchmark={value}", _set_attr(cudnn, "benchmark", value)
-    if name == "determinism.cudnn_deterministic":
+    if name == DETERMINISM_CUDNN_DETERMINISTIC:
         return f"cudnn.deterministic={value}", _set_attr(cudnn, "deterministic", value)
-    if name == "determinism.deterministic_algorithms" and value is False:
+    if name == DETERMINISM_DETERMINISTIC_ALGORITHMS and value is False:
         return _deterministic_off(torch)
     if name.startswith(PRECISION_PREFIX):
         return _precision(torch, name[len(PRECISION_PREFIX) :], value)
-    if name == "torch.threads.intra_op":
+    if name == TORCH_THREADS_INTRA_OP:
         old = torch.get_num_threads()
         torch.set_num_threads(value)
         return f"set_num_threads({value})", functools.partial(torch.set_num_threads, old)
-    if name == "torch.threads.inter_op":
+    if name == TORCH_THREADS_INTER_OP:
         torch.set_num_interop_threads(value)  # raises once parallel work has started
         return f"set_num_interop_threads({value})", None
     return None
@@ -399,12 +414,12 @@ class LoaderOverrides:
 
     def _adjust(self, loader: Any) -> None:
         o = self.overrides
-        workers = cast("int | None", o.get("data.num_workers"))  # check_value: an int or absent
+        workers = cast("int | None", o.get(DATA_NUM_WORKERS))  # check_value: an int or absent
         if workers is not None and workers != loader.num_workers:
             loader.num_workers = workers
             # as DataLoader's constructor does: a prefetch factor only with workers
             loader.prefetch_factor = 2 if workers > 0 else None
-        seed = o.get("data.generator_seed")
+        seed = o.get(DATA_GENERATOR_SEED)
         if seed is not None:
             torch = optional_torch()
             generator = torch.Generator()
@@ -417,7 +432,7 @@ class LoaderOverrides:
                 sampler.generator = generator
         # worker_seeding false leaves the loader's own worker_init_fn as it is: there is no
         # seeding to take away from a function that is the user's
-        if o.get("data.worker_seeding"):
+        if o.get(DATA_WORKER_SEEDING):
             user = loader.worker_init_fn
             if user is None:
                 loader.worker_init_fn = seed_worker

@@ -28,6 +28,7 @@ from .. import layout
 from ..capture import RunInfo, capture
 from ..capture.options import FoundOptions
 from ..errors import ResolveError, RunNotStarted, TrainingStopped, warn
+from ..model.fields import DATA_LOADERS, FIRST_STEP_RECORDED_BY
 from ..model.fingerprint import Fingerprint
 from ..redact import redact_text, secret_env_values
 from ..tracking import tags as tagging
@@ -295,7 +296,7 @@ class FingerprintRun:
         caps = self._captures
         with caps.lock:
             caps.fingerprint = fp
-            caps.published_loaders = tuple(fp.get("data.loaders") or ())
+            caps.published_loaders = tuple(fp.get(DATA_LOADERS) or ())
             caps.stages.append(
                 {"stage": stage, "captured_at": fp.captured_at, "hashes": dict(fp.hashes)}
             )
@@ -434,7 +435,7 @@ class FingerprintRun:
         return (
             prep is not None
             and prep.first_step.record() is not None
-            and (fp is None or fp.get("first_step.recorded_by") is None)
+            and (fp is None or fp.get(FIRST_STEP_RECORDED_BY) is None)
         )
 
     def _finish_ranks(self, fp: Fingerprint) -> None:

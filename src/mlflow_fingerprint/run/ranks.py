@@ -24,6 +24,18 @@ from typing import Any
 
 from .. import layout
 from ..errors import HeterogeneousJobWarning, warn
+from ..model.fields import (
+    DISTRIBUTED_BACKEND,
+    DISTRIBUTED_DISTINCT,
+    DISTRIBUTED_HETEROGENEOUS,
+    DISTRIBUTED_HOSTNAME,
+    DISTRIBUTED_LOCAL_RANK,
+    DISTRIBUTED_RANK,
+    DISTRIBUTED_WORLD_SIZE,
+    GPU_DEVICES,
+    GPU_DRIVER_VERSION,
+    TORCH_VERSION,
+)
 from ..model.fingerprint import Fingerprint, get_path
 from ..model.hashing import compute_hashes
 from ..model.vocabulary import METRICS_MODES, MetricsMode
@@ -174,7 +186,7 @@ def _destroy_side(dist: Any, world: weakref.ref[Any]) -> None:
 
 def _gpu_values(record: Mapping[str, Any], key: str = "name") -> str:
     """The distinct values of one GPU fact across the rank's devices, e.g. ``"9.0"``."""
-    devices = get_path(record, "gpu.devices")
+    devices = get_path(record, GPU_DEVICES)
     if not isinstance(devices, list | tuple) or not devices:
         return "none"
     return ",".join(sorted({str(d.get(key)) for d in devices if isinstance(d, Mapping)}))
@@ -185,16 +197,16 @@ def rank_summary(record: Mapping[str, Any]) -> dict[str, Any]:
     record is the artifact ``fingerprint/ranks/rank-<i>.json``."""
     hashes = record.get("hashes") or {}
     return {
-        "rank": get_path(record, "distributed.rank"),
-        "local_rank": get_path(record, "distributed.local_rank"),
-        "hostname": get_path(record, "distributed.hostname"),
+        "rank": get_path(record, DISTRIBUTED_RANK),
+        "local_rank": get_path(record, DISTRIBUTED_LOCAL_RANK),
+        "hostname": get_path(record, DISTRIBUTED_HOSTNAME),
         "gpu": _gpu_values(record),
         # the comparator's same-architecture test, as for rank 0's gpu.devices
         "compute_capability": _gpu_values(record, "compute_capability"),
         "sm_count": _gpu_values(record, "sm_count"),
-        "driver": get_path(record, "gpu.driver_version"),
-        "torch": get_path(record, "torch.version"),
-        "backend": get_path(record, "distributed.backend"),
+        "driver": get_path(record, GPU_DRIVER_VERSION),
+        "torch": get_path(record, TORCH_VERSION),
+        "backend": get_path(record, DISTRIBUTED_BACKEND),
         "hashes": {k: hashes.get(k) for k in ("env", "numerics", "recipe", "fingerprint")},
     }
 
@@ -252,18 +264,18 @@ def job_tags(fp: Fingerprint) -> dict[str, str]:
     """``fingerprint.world_size`` and the ``fingerprint.distributed.*`` tags of a merged
     fingerprint (empty for a single-process one)."""
     record = fp.to_dict()
-    world = get_path(record, "distributed.world_size")
+    world = get_path(record, DISTRIBUTED_WORLD_SIZE)
     if not isinstance(world, int) or world <= 1:
         return {}
     out = {
         layout.TAG_WORLD_SIZE: str(world),
-        layout.TAG_DISTRIBUTED_BACKEND: str(get_path(record, "distributed.backend")),
+        layout.TAG_DISTRIBUTED_BACKEND: str(get_path(record, DISTRIBUTED_BACKEND)),
     }
-    counts = get_path(record, "distributed.distinct")
+    counts = get_path(record, DISTRIBUTED_DISTINCT)
     if isinstance(counts, Mapping):
         for key, n in counts.items():
             out[layout.distinct_tag(key)] = str(n)
-        heterogeneous = bool(get_path(record, "distributed.heterogeneous"))
+        heterogeneous = bool(get_path(record, DISTRIBUTED_HETEROGENEOUS))
         out[layout.TAG_DISTRIBUTED_HETEROGENEOUS] = str(heterogeneous).lower()
     return out
 
@@ -276,7 +288,7 @@ def rank_artifacts(
 
     items = []
     for i, record in enumerate(records):
-        rank = get_path(record, "distributed.rank")
+        rank = get_path(record, DISTRIBUTED_RANK)
         name = layout.rank_file(rank if isinstance(rank, int) else i)
         text = Fingerprint.from_dict(record).to_json()
 
@@ -288,8 +300,8 @@ def rank_artifacts(
 
 
 def warn_if_heterogeneous(fp: Fingerprint) -> None:
-    counts = fp.get("distributed.distinct")
-    world = fp.get("distributed.world_size")
+    counts = fp.get(DISTRIBUTED_DISTINCT)
+    world = fp.get(DISTRIBUTED_WORLD_SIZE)
     message = heterogeneity_message(counts or {}, world or 0)
     if message:
         warn(message, HeterogeneousJobWarning)

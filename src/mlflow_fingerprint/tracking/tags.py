@@ -13,6 +13,13 @@ from typing import Any
 
 from .. import layout
 from ..model.declarations import TAGGED
+from ..model.fields import (
+    DATA_DECLARED_EPOCHS,
+    GIT_DIRTY,
+    GIT_ROOT,
+    PACKAGES_DISTRIBUTIONS,
+    SEEDS_REQUESTED,
+)
 from ..model.fingerprint import Fingerprint, get_path
 from ..model.readable import loaders_value
 from ..redact import RedactionTimeout, redact_text
@@ -69,10 +76,10 @@ def run_params(fp: Fingerprint | Record, secrets: set[str]) -> dict[str, str]:
         value = loaders_value(record, field)
         if value not in ("unknown", "None"):
             params[param] = value
-    seed = get_path(record, "seeds.requested")
+    seed = get_path(record, SEEDS_REQUESTED)
     if seed is not None:
         params[layout.PARAM_SEED] = seed
-    epochs = get_path(record, "data.declared.epochs")
+    epochs = get_path(record, DATA_DECLARED_EPOCHS)
     if epochs is not None:
         params[layout.PARAM_EPOCHS] = epochs
     return safe_tags(params, secrets, limit=MAX_PARAM_VALUE)
@@ -104,7 +111,7 @@ def _git_diff(record: Record, secrets: set[str], cap_bytes: int) -> bytes:
 
     from ..capture.git import open_repo, read_diff
 
-    repo = open_repo(Path(str(get_path(record, "git.root") or ".")))
+    repo = open_repo(Path(str(get_path(record, GIT_ROOT) or ".")))
     if repo is None:
         return b""
     diff = read_diff(repo, keep_bytes=cap_bytes + 1, timeout_s=DIFF_READ_S)
@@ -126,11 +133,11 @@ def side_artifacts(fp: Fingerprint, secrets: set[str]) -> list[Artifact]:
     policy = settings()
     record = fp.to_dict()
     items = []
-    packages = get_path(record, "packages.distributions")
+    packages = get_path(record, PACKAGES_DISTRIBUTIONS)
     if isinstance(packages, Mapping):
         text = "".join(f"{name}=={version}\n" for name, version in packages.items())
         items.append(artifact(layout.ARTIFACT_DIR, layout.PACKAGES_FILE, lambda: text.encode()))
-    if get_path(record, "git.dirty") is True and policy.git_diff != "off":
+    if get_path(record, GIT_DIRTY) is True and policy.git_diff != "off":
         cap = policy.git_diff_cap_bytes
         items.append(
             artifact(

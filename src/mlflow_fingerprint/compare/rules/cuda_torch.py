@@ -6,13 +6,31 @@ CUDA library is a numerics cause; a system toolkit torch does not load is not.
 
 from __future__ import annotations
 
+from ...model.fields import (
+    CUDA_COMPUTED_ON,
+    CUDA_CUDNN_VERSION,
+    CUDA_TOOLKIT,
+    CUDA_TORCH_BUILT_WITH,
+    PACKAGES_DISTRIBUTIONS_NVIDIA,
+    PACKAGES_DISTRIBUTIONS_TORCH,
+    PACKAGES_DISTRIBUTIONS_TRITON,
+    TORCH_BUILD,
+    TORCH_CPU_CAPABILITY,
+    TORCH_DEBUG,
+    TORCH_GIT_VERSION,
+    TORCH_HIP,
+    TORCH_THREADS_ENV,
+    TORCH_THREADS_INTER_OP,
+    TORCH_THREADS_INTRA_OP,
+    TORCH_VERSION,
+)
 from .. import citations as cite
 from .. import conditions as cond
 from .base import Rule, declared_rule
 
 RULES: tuple[Rule, ...] = (
     declared_rule(
-        "cuda.computed_on",
+        CUDA_COMPUTED_ON,
         "One run computed on the GPU and the other on the CPU: different kernels sum in different "
         "orders, so the numbers differ from the first step even with identical seeds.",
         cite.CPU_VS_GPU,
@@ -21,7 +39,7 @@ RULES: tuple[Rule, ...] = (
         priority=370,
     ),
     declared_rule(
-        "torch.version",
+        TORCH_VERSION,
         "A different torch release ships different kernels (and sometimes defaults); results are "
         "not guaranteed to match across releases.",
         cite.TORCH,
@@ -29,7 +47,7 @@ RULES: tuple[Rule, ...] = (
         priority=510,
     ),
     Rule(
-        "torch.git_version",
+        TORCH_GIT_VERSION,
         "numerics",
         "A different torch build ships different kernels.",
         cite.TORCH,
@@ -37,7 +55,7 @@ RULES: tuple[Rule, ...] = (
         priority=520,
     ),
     declared_rule(
-        "cuda.torch_built_with",
+        CUDA_TORCH_BUILT_WITH,
         "This torch was built against a different CUDA, so different cuBLAS kernels ran.",
         cite.CUBLAS,
         prior=3,
@@ -45,7 +63,7 @@ RULES: tuple[Rule, ...] = (
         priority=530,
     ),
     declared_rule(
-        "cuda.cudnn_version",
+        CUDA_CUDNN_VERSION,
         "cuDNN promises the same bits only within one version.",
         cite.CUDNN_VERSION,
         prior=3,
@@ -53,7 +71,7 @@ RULES: tuple[Rule, ...] = (
         priority=540,
     ),
     Rule(
-        "torch.threads.intra_op",
+        TORCH_THREADS_INTRA_OP,
         "numerics",
         "The number of CPU threads changes how sums are split and so their rounding.",
         cite.THREADS,
@@ -61,7 +79,7 @@ RULES: tuple[Rule, ...] = (
         priority=550,
     ),
     Rule(
-        "torch.threads.env",
+        TORCH_THREADS_ENV,
         "numerics",
         "OMP/MKL thread settings change how CPU sums are split and so their rounding.",
         cite.THREADS,
@@ -69,7 +87,7 @@ RULES: tuple[Rule, ...] = (
         priority=560,
     ),
     Rule(
-        "torch.cpu_capability",
+        TORCH_CPU_CAPABILITY,
         "numerics",
         "torch dispatches different CPU kernels (DEFAULT/AVX2/AVX512), which round differently.",
         cite.CPU_ISA,
@@ -77,7 +95,7 @@ RULES: tuple[Rule, ...] = (
         priority=570,
     ),
     Rule(
-        "torch.build",
+        TORCH_BUILD,
         "numerics",
         "A different torch build (BLAS, MKL, oneDNN version) ships different CPU kernels.",
         cite.TORCH,
@@ -85,7 +103,7 @@ RULES: tuple[Rule, ...] = (
         priority=730,
     ),
     Rule(
-        "torch.debug",
+        TORCH_DEBUG,
         "numerics",
         "A debug build of torch compiles kernels differently.",
         cite.TORCH,
@@ -93,7 +111,7 @@ RULES: tuple[Rule, ...] = (
         priority=740,
     ),
     Rule(
-        "torch.hip",
+        TORCH_HIP,
         "numerics",
         "One torch is a ROCm build: different kernels altogether.",
         cite.TORCH,
@@ -101,7 +119,7 @@ RULES: tuple[Rule, ...] = (
         priority=750,
     ),
     Rule(
-        "torch.threads.inter_op",
+        TORCH_THREADS_INTER_OP,
         "numerics",
         "Inter-op threads run independent ops in parallel; rarely a cause of different numbers.",
         cite.THREADS,
@@ -109,7 +127,7 @@ RULES: tuple[Rule, ...] = (
         priority=760,
     ),
     Rule(
-        "packages.distributions.torch",
+        PACKAGES_DISTRIBUTIONS_TORCH,
         "numerics",
         "A different torch release ships different kernels.",
         cite.TORCH,
@@ -117,7 +135,7 @@ RULES: tuple[Rule, ...] = (
         priority=820,
     ),
     Rule(
-        "packages.distributions.triton",
+        PACKAGES_DISTRIBUTIONS_TRITON,
         "numerics",
         "A different Triton compiles different GPU kernels for torch.compile.",
         cite.TORCH,
@@ -125,7 +143,7 @@ RULES: tuple[Rule, ...] = (
         priority=830,
     ),
     Rule(
-        "packages.distributions.nvidia-*",
+        PACKAGES_DISTRIBUTIONS_NVIDIA,
         "numerics",
         "A different CUDA library wheel (cuBLAS, cuDNN, NCCL…) ships different kernels.",
         cite.CUBLAS,
@@ -134,7 +152,7 @@ RULES: tuple[Rule, ...] = (
         priority=840,
     ),
     Rule(
-        "cuda.toolkit",
+        CUDA_TOOLKIT,
         "none",
         "The system CUDA toolkit (nvcc) is not the CUDA torch runs with; it only matters for "
         "extensions you compile.",

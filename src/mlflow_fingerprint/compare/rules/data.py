@@ -6,13 +6,33 @@ The worker count changes results only where workers draw random numbers or decid
 
 from __future__ import annotations
 
+from ...model.fields import (
+    DATA_CAPTURED_AT_STAGE,
+    DATA_DECLARED_BATCH_SIZE,
+    DATA_DECLARED_EPOCHS,
+    DATA_DECLARED_NUM_WORKERS,
+    DATA_LOADERS_EACH_BATCH_SIZE,
+    DATA_LOADERS_EACH_COLLATE_FN,
+    DATA_LOADERS_EACH_DATASET,
+    DATA_LOADERS_EACH_DATASET_DRAWS_RANDOM,
+    DATA_LOADERS_EACH_DROP_LAST,
+    DATA_LOADERS_EACH_GENERATOR,
+    DATA_LOADERS_EACH_IN_ORDER,
+    DATA_LOADERS_EACH_NUM_WORKERS,
+    DATA_LOADERS_EACH_PERSISTENT_WORKERS,
+    DATA_LOADERS_EACH_PIN_MEMORY,
+    DATA_LOADERS_EACH_PREFETCH_FACTOR,
+    DATA_LOADERS_EACH_SAMPLER,
+    DATA_LOADERS_EACH_SHUFFLE,
+    DATA_LOADERS_EACH_WORKER_INIT_FN,
+)
 from .. import citations as cite
 from .. import conditions as cond
 from .base import Rule, declared_rule
 
 RULES: tuple[Rule, ...] = (
     Rule(
-        "data.loaders.*.batch_size",
+        DATA_LOADERS_EACH_BATCH_SIZE,
         "recipe",
         "A different batch size changes the optimisation itself (and which kernels run).",
         cite.BATCH_SIZE,
@@ -20,14 +40,14 @@ RULES: tuple[Rule, ...] = (
         priority=30,
     ),
     declared_rule(
-        "data.declared.batch_size",
+        DATA_DECLARED_BATCH_SIZE,
         "A different batch size changes the optimisation itself (and which kernels run).",
         cite.BATCH_SIZE,
         prior=3,
         priority=40,
     ),
     Rule(
-        "data.declared.epochs",
+        DATA_DECLARED_EPOCHS,
         "recipe",
         "A different number of epochs trains for a different number of steps.",
         cite.KERAS_FIT,
@@ -35,7 +55,7 @@ RULES: tuple[Rule, ...] = (
         priority=45,
     ),
     Rule(
-        "data.loaders.*.num_workers",
+        DATA_LOADERS_EACH_NUM_WORKERS,
         "randomness",
         "Random numbers drawn inside DataLoader workers (augmentation) come from per-worker "
         "seeds, so a different worker count gives different random draws, unless the dataset "
@@ -46,7 +66,7 @@ RULES: tuple[Rule, ...] = (
         priority=110,
     ),
     declared_rule(
-        "data.declared.num_workers",
+        DATA_DECLARED_NUM_WORKERS,
         "Random numbers drawn inside DataLoader workers (augmentation) come from per-worker "
         "seeds, so a different worker count gives different random draws, unless the dataset "
         "declares draws_random=False.",
@@ -56,7 +76,7 @@ RULES: tuple[Rule, ...] = (
         priority=120,
     ),
     Rule(
-        "data.loaders.*.generator",
+        DATA_LOADERS_EACH_GENERATOR,
         "randomness",
         "The DataLoader generator drives shuffling and worker seeds; without a seeded one they "
         "come from the global RNG.",
@@ -65,7 +85,7 @@ RULES: tuple[Rule, ...] = (
         priority=130,
     ),
     Rule(
-        "data.loaders.*.worker_init_fn",
+        DATA_LOADERS_EACH_WORKER_INIT_FN,
         "randomness",
         "A different worker_init_fn seeds the workers' random streams differently.",
         cite.LOADER,
@@ -73,7 +93,7 @@ RULES: tuple[Rule, ...] = (
         priority=140,
     ),
     Rule(
-        "data.loaders.*.persistent_workers",
+        DATA_LOADERS_EACH_PERSISTENT_WORKERS,
         "randomness",
         "Persistent workers keep their random state across epochs instead of reseeding.",
         cite.LOADER,
@@ -81,7 +101,7 @@ RULES: tuple[Rule, ...] = (
         priority=150,
     ),
     Rule(
-        "data.loaders.*.in_order",
+        DATA_LOADERS_EACH_IN_ORDER,
         "randomness",
         "Out-of-order batch delivery changes which batch comes when.",
         cite.LOADER,
@@ -89,7 +109,7 @@ RULES: tuple[Rule, ...] = (
         priority=160,
     ),
     Rule(
-        "data.loaders.*.shuffle",
+        DATA_LOADERS_EACH_SHUFFLE,
         "randomness",
         "Shuffling on or off changes the data order.",
         cite.LOADER,
@@ -97,7 +117,7 @@ RULES: tuple[Rule, ...] = (
         priority=170,
     ),
     Rule(
-        "data.loaders.*.sampler",
+        DATA_LOADERS_EACH_SAMPLER,
         "randomness",
         "A different sampler changes the data order.",
         cite.LOADER,
@@ -105,7 +125,7 @@ RULES: tuple[Rule, ...] = (
         priority=180,
     ),
     Rule(
-        "data.loaders.*.drop_last",
+        DATA_LOADERS_EACH_DROP_LAST,
         "recipe",
         "Dropping or keeping the last short batch changes the updates made.",
         cite.BATCH_SIZE,
@@ -113,7 +133,7 @@ RULES: tuple[Rule, ...] = (
         priority=190,
     ),
     Rule(
-        "data.loaders.*.dataset",
+        DATA_LOADERS_EACH_DATASET,
         "recipe",
         "The runs trained on different data.",
         cite.DATASET,
@@ -121,7 +141,7 @@ RULES: tuple[Rule, ...] = (
         priority=200,
     ),
     Rule(
-        "data.loaders.*.dataset.draws_random",
+        DATA_LOADERS_EACH_DATASET_DRAWS_RANDOM,
         "recipe",
         "One run's data loading draws random numbers (augmentation) and the other's does not.",
         cite.DATASET,
@@ -130,7 +150,7 @@ RULES: tuple[Rule, ...] = (
         priority=210,
     ),
     Rule(
-        "data.loaders.*.collate_fn",
+        DATA_LOADERS_EACH_COLLATE_FN,
         "recipe",
         "A different collate_fn assembles the batches differently.",
         cite.DATASET,
@@ -138,21 +158,21 @@ RULES: tuple[Rule, ...] = (
         priority=220,
     ),
     Rule(
-        "data.loaders.*.pin_memory",
+        DATA_LOADERS_EACH_PIN_MEMORY,
         "none",
         "Pinned memory only speeds up host-to-GPU copies.",
         cite.NOT_ARITHMETIC,
         priority=230,
     ),
     Rule(
-        "data.loaders.*.prefetch_factor",
+        DATA_LOADERS_EACH_PREFETCH_FACTOR,
         "none",
         "How many batches are prefetched does not change their content or order.",
         cite.NOT_ARITHMETIC,
         priority=240,
     ),
     declared_rule(
-        "data.captured_at_stage",
+        DATA_CAPTURED_AT_STAGE,
         "When the data section was read.",
         cite.NOT_ARITHMETIC,
         priority=250,

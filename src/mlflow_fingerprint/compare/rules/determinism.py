@@ -8,8 +8,28 @@ set, so it is classed like the strongest of them (``requested_mode``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
+from ...model.fields import (
+    DETERMINISM_CUDNN_BENCHMARK,
+    DETERMINISM_CUDNN_BENCHMARK_LIMIT,
+    DETERMINISM_CUDNN_DETERMINISTIC,
+    DETERMINISM_CUDNN_ENABLED,
+    DETERMINISM_DETERMINISTIC_ALGORITHMS,
+    DETERMINISM_ENV_ATEN_CPU_CAPABILITY,
+    DETERMINISM_ENV_CUBLAS_WORKSPACE_CONFIG,
+    DETERMINISM_ENV_CUDA_LAUNCH_BLOCKING,
+    DETERMINISM_ENV_MKL_CBWR,
+    DETERMINISM_ENV_TORCHINDUCTOR_DETERMINISTIC,
+    DETERMINISM_ENV_TORCHINDUCTOR_FALLBACK_RANDOM,
+    DETERMINISM_ENV_TORCHINDUCTOR_MAX_AUTOTUNE,
+    DETERMINISM_FILL_UNINITIALIZED_MEMORY,
+    DETERMINISM_INDUCTOR,
+    DETERMINISM_INDUCTOR_FALLBACK_RANDOM,
+    DETERMINISM_MKLDNN_DETERMINISTIC,
+    DETERMINISM_REQUESTED,
+    DETERMINISM_REQUESTED_MODE,
+    DETERMINISM_WARN_ONLY,
+)
 from ...model.fingerprint import get_path, is_unavailable
 from ...model.missing import MISSING
 from ...model.vocabulary import EFFECTS
@@ -22,16 +42,16 @@ from .base import Classification, Rule
 # What a deterministic-mode switch sets: the wrapper's (run/seeding.apply_determinism), Lightning's
 # Trainer(deterministic=...) and Hugging Face's full_determinism each set some of these.
 SWITCHED = (
-    "determinism.deterministic_algorithms",
-    "determinism.warn_only",
-    "determinism.cudnn_deterministic",
-    "determinism.cudnn_benchmark",
-    "determinism.env.CUBLAS_WORKSPACE_CONFIG",
+    DETERMINISM_DETERMINISTIC_ALGORITHMS,
+    DETERMINISM_WARN_ONLY,
+    DETERMINISM_CUDNN_DETERMINISTIC,
+    DETERMINISM_CUDNN_BENCHMARK,
+    DETERMINISM_ENV_CUBLAS_WORKSPACE_CONFIG,
 )
 ASKED = {"on": "asked for deterministic mode", "warn": "asked for warn-only deterministic mode"}
 
 
-def _request_side(label: str, request: Any) -> tuple[bool, str, str]:
+def _request_side(label: str, request: object) -> tuple[bool, str, str]:
     """(asked, full phrase, short phrase) for one run's ``determinism.requested``."""
     if not isinstance(request, Mapping) or is_unavailable(request):
         text = f"{label} recorded no request"
@@ -47,7 +67,7 @@ def _request_side(label: str, request: Any) -> tuple[bool, str, str]:
     return True, text, text
 
 
-def _request_phrases(a: Any, b: Any) -> str:
+def _request_phrases(a: object, b: object) -> str:
     """``B asked for deterministic mode (mlflow_fingerprint.fingerprinted), A did not``: a run
     that asked comes first, and each side says which switch it used."""
     sides = sorted([_request_side("A", a), _request_side("B", b)], key=lambda s: not s[0])
@@ -62,7 +82,7 @@ def requested_mode(ctx: Context) -> Outcome:
     ``none``, and with differing ones they already explain the runs (and it is in no hash)."""
     from . import classify  # the package's lookup, complete once every subject module is loaded
 
-    path = "determinism.requested"
+    path = DETERMINISM_REQUESTED
     sides = _request_phrases(get_path(ctx.a, path), get_path(ctx.b, path))
     moved: list[tuple[str, Classification]] = []
     for flag in SWITCHED:
@@ -88,7 +108,7 @@ def requested_mode(ctx: Context) -> Outcome:
 
 RULES: tuple[Rule, ...] = (
     Rule(
-        "determinism.inductor.fallback_random",
+        DETERMINISM_INDUCTOR_FALLBACK_RANDOM,
         "randomness",
         "Compiled code draws random numbers differently from eager unless fallback_random is on.",
         cite.COMPILE,
@@ -97,7 +117,7 @@ RULES: tuple[Rule, ...] = (
         priority=300,
     ),
     Rule(
-        "determinism.env.TORCHINDUCTOR_FALLBACK_RANDOM",
+        DETERMINISM_ENV_TORCHINDUCTOR_FALLBACK_RANDOM,
         "randomness",
         "Compiled code draws random numbers differently from eager unless fallback_random is on.",
         cite.COMPILE,
@@ -105,7 +125,7 @@ RULES: tuple[Rule, ...] = (
         priority=310,
     ),
     Rule(
-        "determinism.cudnn_benchmark",
+        DETERMINISM_CUDNN_BENCHMARK,
         "numerics",
         "With cudnn.benchmark, cuDNN times several convolution algorithms and may pick a "
         "different one on every run, even on the same machine.",
@@ -115,7 +135,7 @@ RULES: tuple[Rule, ...] = (
         priority=440,
     ),
     Rule(
-        "determinism.deterministic_algorithms",
+        DETERMINISM_DETERMINISTIC_ALGORITHMS,
         "numerics",
         "Deterministic algorithms switch ops with atomic (order-dependent) GPU kernels to "
         "deterministic ones.",
@@ -125,7 +145,7 @@ RULES: tuple[Rule, ...] = (
         priority=450,
     ),
     Rule(
-        "determinism.cudnn_deterministic",
+        DETERMINISM_CUDNN_DETERMINISTIC,
         "numerics",
         "With cudnn.deterministic, cuDNN uses only convolution algorithms that give the same "
         "bits every time.",
@@ -135,7 +155,7 @@ RULES: tuple[Rule, ...] = (
         priority=460,
     ),
     Rule(
-        "determinism.warn_only",
+        DETERMINISM_WARN_ONLY,
         "numerics",
         "With warn_only the nondeterministic kernels still run; they only warn.",
         cite.DETERMINISTIC,
@@ -144,7 +164,7 @@ RULES: tuple[Rule, ...] = (
         priority=470,
     ),
     Rule(
-        "determinism.env.CUBLAS_WORKSPACE_CONFIG",
+        DETERMINISM_ENV_CUBLAS_WORKSPACE_CONFIG,
         "numerics",
         "Before torch 2.10, cuBLAS picks internal workspaces nondeterministically unless "
         "CUBLAS_WORKSPACE_CONFIG fixes them.",
@@ -154,7 +174,7 @@ RULES: tuple[Rule, ...] = (
         priority=480,
     ),
     Rule(
-        "determinism.requested.mode",
+        DETERMINISM_REQUESTED_MODE,
         "numerics",
         "Deterministic mode switches cudnn.benchmark, cudnn.deterministic and deterministic "
         "algorithms, so asking for it in one run only changes which kernels run.",
@@ -164,7 +184,7 @@ RULES: tuple[Rule, ...] = (
         priority=490,
     ),
     Rule(
-        "determinism.requested",
+        DETERMINISM_REQUESTED,
         "none",
         "Which switch asked for deterministic mode and what it did; the mode and the flags it set "
         "are compared on their own.",
@@ -172,7 +192,7 @@ RULES: tuple[Rule, ...] = (
         priority=500,
     ),
     Rule(
-        "determinism.env.ATEN_CPU_CAPABILITY",
+        DETERMINISM_ENV_ATEN_CPU_CAPABILITY,
         "numerics",
         "ATEN_CPU_CAPABILITY forces a different CPU kernel set, which rounds differently.",
         cite.CPU_ISA,
@@ -180,7 +200,7 @@ RULES: tuple[Rule, ...] = (
         priority=580,
     ),
     Rule(
-        "determinism.env.MKL_CBWR",
+        DETERMINISM_ENV_MKL_CBWR,
         "numerics",
         "MKL_CBWR decides whether MKL picks code paths by CPU, which changes rounding.",
         cite.MKL_CBWR,
@@ -188,7 +208,7 @@ RULES: tuple[Rule, ...] = (
         priority=590,
     ),
     Rule(
-        "determinism.mkldnn_deterministic",
+        DETERMINISM_MKLDNN_DETERMINISTIC,
         "numerics",
         "The oneDNN deterministic mode changes which CPU kernels run.",
         cite.DETERMINISTIC,
@@ -196,7 +216,7 @@ RULES: tuple[Rule, ...] = (
         priority=640,
     ),
     Rule(
-        "determinism.inductor",
+        DETERMINISM_INDUCTOR,
         "numerics",
         "Compiler autotuning picks kernels by timing, and reductions are sensitive to that choice.",
         cite.INDUCTOR,
@@ -205,7 +225,7 @@ RULES: tuple[Rule, ...] = (
         priority=650,
     ),
     Rule(
-        "determinism.env.TORCHINDUCTOR_DETERMINISTIC",
+        DETERMINISM_ENV_TORCHINDUCTOR_DETERMINISTIC,
         "numerics",
         "Deterministic inductor mode turns off autotuning by timing.",
         cite.INDUCTOR,
@@ -213,7 +233,7 @@ RULES: tuple[Rule, ...] = (
         priority=660,
     ),
     Rule(
-        "determinism.env.TORCHINDUCTOR_MAX_AUTOTUNE",
+        DETERMINISM_ENV_TORCHINDUCTOR_MAX_AUTOTUNE,
         "numerics",
         "Compiler autotuning picks kernels by timing, and reductions are sensitive to that choice.",
         cite.INDUCTOR,
@@ -221,7 +241,7 @@ RULES: tuple[Rule, ...] = (
         priority=670,
     ),
     Rule(
-        "determinism.cudnn_enabled",
+        DETERMINISM_CUDNN_ENABLED,
         "numerics",
         "With cuDNN off, convolutions run through different (native) kernels.",
         cite.CUDNN_DETERMINISTIC,
@@ -230,7 +250,7 @@ RULES: tuple[Rule, ...] = (
         priority=680,
     ),
     Rule(
-        "determinism.cudnn_benchmark_limit",
+        DETERMINISM_CUDNN_BENCHMARK_LIMIT,
         "numerics",
         "How many algorithms cudnn.benchmark tries decides which one it can pick.",
         cite.CUDNN_BENCHMARK,
@@ -239,14 +259,14 @@ RULES: tuple[Rule, ...] = (
         priority=690,
     ),
     Rule(
-        "determinism.fill_uninitialized_memory",
+        DETERMINISM_FILL_UNINITIALIZED_MEMORY,
         "none",
         "Only fills never-written memory with NaN; a valid program computes the same.",
         cite.FILL_UNINITIALIZED,
         priority=880,
     ),
     Rule(
-        "determinism.env.CUDA_LAUNCH_BLOCKING",
+        DETERMINISM_ENV_CUDA_LAUNCH_BLOCKING,
         "none",
         "Synchronous kernel launches slow a run down but compute the same.",
         cite.NOT_ARITHMETIC,

@@ -6,13 +6,36 @@ only where they say more than rank 0's fields, which are compared one by one.
 
 from __future__ import annotations
 
+from ...model.fields import (
+    CUDA_NCCL_VERSION,
+    DISTRIBUTED_BACKEND,
+    DISTRIBUTED_DISTINCT,
+    DISTRIBUTED_ENV,
+    DISTRIBUTED_HETEROGENEOUS,
+    DISTRIBUTED_HOSTNAME,
+    DISTRIBUTED_INITIALIZED,
+    DISTRIBUTED_LOCAL_RANK,
+    DISTRIBUTED_RANK,
+    DISTRIBUTED_RANKS,
+    DISTRIBUTED_RANKS_EACH_BACKEND,
+    DISTRIBUTED_RANKS_EACH_COMPUTE_CAPABILITY,
+    DISTRIBUTED_RANKS_EACH_DRIVER,
+    DISTRIBUTED_RANKS_EACH_GPU,
+    DISTRIBUTED_RANKS_EACH_HASHES_ENV,
+    DISTRIBUTED_RANKS_EACH_HASHES_FINGERPRINT,
+    DISTRIBUTED_RANKS_EACH_HASHES_NUMERICS,
+    DISTRIBUTED_RANKS_EACH_HASHES_RECIPE,
+    DISTRIBUTED_RANKS_EACH_SM_COUNT,
+    DISTRIBUTED_RANKS_EACH_TORCH,
+    DISTRIBUTED_WORLD_SIZE,
+)
 from .. import citations as cite
 from .. import conditions as cond
 from .base import Rule
 
 RULES: tuple[Rule, ...] = (
     Rule(
-        "distributed.world_size",
+        DISTRIBUTED_WORLD_SIZE,
         "recipe",
         "A different number of processes: the global batch (per-device batch × world size), the "
         "data each rank sees and the order gradients are summed in all change.",
@@ -22,7 +45,7 @@ RULES: tuple[Rule, ...] = (
         priority=10,
     ),
     Rule(
-        "distributed.backend",
+        DISTRIBUTED_BACKEND,
         "numerics",
         "A different collective backend sums gradients in a different order.",
         cite.NCCL,
@@ -30,7 +53,7 @@ RULES: tuple[Rule, ...] = (
         priority=700,
     ),
     Rule(
-        "distributed.env",
+        DISTRIBUTED_ENV,
         "numerics",
         "NCCL's algorithm and protocol settings change the order gradients are summed in.",
         cite.NCCL,
@@ -39,7 +62,7 @@ RULES: tuple[Rule, ...] = (
         priority=710,
     ),
     Rule(
-        "cuda.nccl_version",
+        CUDA_NCCL_VERSION,
         "numerics",
         "A different NCCL may sum gradients in a different order.",
         cite.NCCL,
@@ -48,35 +71,35 @@ RULES: tuple[Rule, ...] = (
         priority=720,
     ),
     Rule(
-        "distributed.rank",
+        DISTRIBUTED_RANK,
         "none",
         "Which rank wrote the fingerprint.",
         cite.NOT_ARITHMETIC,
         priority=1020,
     ),
     Rule(
-        "distributed.local_rank",
+        DISTRIBUTED_LOCAL_RANK,
         "none",
         "Which rank wrote the fingerprint.",
         cite.NOT_ARITHMETIC,
         priority=1030,
     ),
     Rule(
-        "distributed.hostname",
+        DISTRIBUTED_HOSTNAME,
         "none",
         "The machine's name.",
         cite.NOT_ARITHMETIC,
         priority=1040,
     ),
     Rule(
-        "distributed.ranks",
+        DISTRIBUTED_RANKS,
         "none",
         "Where a rank ran (host, local rank); its hashes and stack are compared on their own.",
         cite.NOT_ARITHMETIC,
         priority=1050,
     ),
     Rule(
-        "distributed.ranks.*.hashes.numerics",
+        DISTRIBUTED_RANKS_EACH_HASHES_NUMERICS,
         "numerics",
         "This rank computed with different numerics flags; the all-reduce sums its gradients "
         "with everyone else's, so the whole run changes.",
@@ -86,7 +109,7 @@ RULES: tuple[Rule, ...] = (
         priority=1060,
     ),
     Rule(
-        "distributed.ranks.*.hashes.recipe",
+        DISTRIBUTED_RANKS_EACH_HASHES_RECIPE,
         "recipe",
         "This rank ran a different recipe (seed, data or code).",
         cite.WORLD,
@@ -95,7 +118,7 @@ RULES: tuple[Rule, ...] = (
         priority=1070,
     ),
     Rule(
-        "distributed.ranks.*.hashes.env",
+        DISTRIBUTED_RANKS_EACH_HASHES_ENV,
         "numerics",
         "This rank ran on a different hardware or software stack.",
         cite.WORLD,
@@ -104,7 +127,7 @@ RULES: tuple[Rule, ...] = (
         priority=1080,
     ),
     Rule(
-        "distributed.ranks.*.gpu",
+        DISTRIBUTED_RANKS_EACH_GPU,
         "numerics",
         "This rank ran on a different GPU model, whose kernels round differently.",
         cite.GPU_MODEL,
@@ -113,7 +136,7 @@ RULES: tuple[Rule, ...] = (
         priority=1090,
     ),
     Rule(
-        "distributed.ranks.*.compute_capability",
+        DISTRIBUTED_RANKS_EACH_COMPUTE_CAPABILITY,
         "numerics",
         "This rank's GPU has a different compute capability: different kernels and reduction "
         "orders.",
@@ -123,7 +146,7 @@ RULES: tuple[Rule, ...] = (
         priority=1100,
     ),
     Rule(
-        "distributed.ranks.*.sm_count",
+        DISTRIBUTED_RANKS_EACH_SM_COUNT,
         "numerics",
         "This rank's GPU has a different number of SMs, which splits cuBLAS's work differently.",
         cite.SM_COUNT,
@@ -132,7 +155,7 @@ RULES: tuple[Rule, ...] = (
         priority=1110,
     ),
     Rule(
-        "distributed.ranks.*.torch",
+        DISTRIBUTED_RANKS_EACH_TORCH,
         "numerics",
         "This rank ran a different torch release, with different kernels.",
         cite.TORCH,
@@ -141,7 +164,7 @@ RULES: tuple[Rule, ...] = (
         priority=1120,
     ),
     Rule(
-        "distributed.ranks.*.driver",
+        DISTRIBUTED_RANKS_EACH_DRIVER,
         "numerics",
         "This rank's GPU driver differs; rarely a cause by itself.",
         cite.DRIVER,
@@ -150,7 +173,7 @@ RULES: tuple[Rule, ...] = (
         priority=1130,
     ),
     Rule(
-        "distributed.ranks.*.backend",
+        DISTRIBUTED_RANKS_EACH_BACKEND,
         "numerics",
         "This rank used a different collective backend.",
         cite.NCCL,
@@ -159,28 +182,28 @@ RULES: tuple[Rule, ...] = (
         priority=1140,
     ),
     Rule(
-        "distributed.ranks.*.hashes.fingerprint",
+        DISTRIBUTED_RANKS_EACH_HASHES_FINGERPRINT,
         "none",
         "Summary of the rank's three hashes, which are compared on their own.",
         cite.NOT_ARITHMETIC,
         priority=1150,
     ),
     Rule(
-        "distributed.distinct",
+        DISTRIBUTED_DISTINCT,
         "none",
         "How many different stacks the ranks had; the ranks are compared one by one.",
         cite.WORLD,
         priority=1160,
     ),
     Rule(
-        "distributed.heterogeneous",
+        DISTRIBUTED_HETEROGENEOUS,
         "none",
         "Whether the ranks differed among themselves; the ranks are compared one by one.",
         cite.WORLD,
         priority=1170,
     ),
     Rule(
-        "distributed.initialized",
+        DISTRIBUTED_INITIALIZED,
         "none",
         "Whether a process group existed; its size and backend are compared on their own.",
         cite.NOT_ARITHMETIC,

@@ -7,13 +7,34 @@ only say which card it was are ``none``.
 
 from __future__ import annotations
 
+from ...model.fields import (
+    GPU_CUDA_DRIVER_VERSION,
+    GPU_DEVICE_COUNT,
+    GPU_DEVICES_EACH_ARCHITECTURE,
+    GPU_DEVICES_EACH_COMPUTE_CAPABILITY,
+    GPU_DEVICES_EACH_ECC_MODE,
+    GPU_DEVICES_EACH_INDEX,
+    GPU_DEVICES_EACH_MEMORY_TOTAL_MIB,
+    GPU_DEVICES_EACH_MIG_DEVICES,
+    GPU_DEVICES_EACH_MIG_DEVICES_EACH_SM_COUNT,
+    GPU_DEVICES_EACH_MIG_MODE,
+    GPU_DEVICES_EACH_NAME,
+    GPU_DEVICES_EACH_POWER_LIMIT_W,
+    GPU_DEVICES_EACH_SM_COUNT,
+    GPU_DEVICES_EACH_UUID_DIGEST,
+    GPU_DRIVER_VERSION,
+    GPU_NVML_VERSION,
+    GPU_SOURCE,
+    GPU_TORCH_DEVICES,
+    GPU_VISIBLE_DEVICES,
+)
 from .. import citations as cite
 from .. import conditions as cond
 from .base import Rule, declared_rule
 
 RULES: tuple[Rule, ...] = (
     Rule(
-        "gpu.devices.*.architecture",
+        GPU_DEVICES_EACH_ARCHITECTURE,
         "numerics",
         "Different GPU architectures run different kernels; no cuDNN routine is bit-reproducible "
         "across architectures.",
@@ -23,7 +44,7 @@ RULES: tuple[Rule, ...] = (
         priority=380,
     ),
     Rule(
-        "gpu.devices.*.compute_capability",
+        GPU_DEVICES_EACH_COMPUTE_CAPABILITY,
         "numerics",
         "A different compute capability means different kernels and reduction orders.",
         cite.GPU_MODEL,
@@ -32,7 +53,7 @@ RULES: tuple[Rule, ...] = (
         priority=390,
     ),
     Rule(
-        "gpu.devices.*.sm_count",
+        GPU_DEVICES_EACH_SM_COUNT,
         "numerics",
         "cuBLAS is bit-reproducible only on the same number of SMs; a different count splits "
         "the work differently.",
@@ -42,7 +63,7 @@ RULES: tuple[Rule, ...] = (
         priority=400,
     ),
     Rule(
-        "gpu.devices.*.name",
+        GPU_DEVICES_EACH_NAME,
         "numerics",
         "A different GPU model runs different kernels, so the last bits differ and grow.",
         cite.GPU_MODEL,
@@ -51,7 +72,7 @@ RULES: tuple[Rule, ...] = (
         priority=410,
     ),
     Rule(
-        "gpu.devices.*.mig_devices.*.sm_count",
+        GPU_DEVICES_EACH_MIG_DEVICES_EACH_SM_COUNT,
         "numerics",
         "The MIG slice has a different number of SMs, which changes how cuBLAS splits the work.",
         cite.SM_COUNT,
@@ -60,7 +81,7 @@ RULES: tuple[Rule, ...] = (
         priority=420,
     ),
     Rule(
-        "gpu.devices.*.mig_mode",
+        GPU_DEVICES_EACH_MIG_MODE,
         "numerics",
         "A MIG slice exposes fewer SMs, which changes how cuBLAS splits the work.",
         cite.MIG_MODE,
@@ -69,7 +90,7 @@ RULES: tuple[Rule, ...] = (
         priority=430,
     ),
     declared_rule(
-        "gpu.driver_version",
+        GPU_DRIVER_VERSION,
         "The kernels ship inside the torch wheel, so a driver change rarely changes results.",
         cite.DRIVER,
         prior=1,
@@ -77,7 +98,7 @@ RULES: tuple[Rule, ...] = (
         priority=850,
     ),
     Rule(
-        "gpu.cuda_driver_version",
+        GPU_CUDA_DRIVER_VERSION,
         "numerics",
         "The CUDA version the driver supports; torch brings its own CUDA libraries, so this "
         "rarely changes results.",
@@ -87,14 +108,14 @@ RULES: tuple[Rule, ...] = (
         priority=860,
     ),
     Rule(
-        "gpu.devices.*.ecc_mode",
+        GPU_DEVICES_EACH_ECC_MODE,
         "none",
         "ECC protects memory; it does not change arithmetic.",
         cite.ECC,
         priority=890,
     ),
     Rule(
-        "gpu.devices.*.power_limit_w",
+        GPU_DEVICES_EACH_POWER_LIMIT_W,
         "none",
         "A power cap lowers the clocks under load: it changes speed, not arithmetic (kernels "
         "chosen by timing, as with cudnn.benchmark, are compared on their own).",
@@ -102,35 +123,35 @@ RULES: tuple[Rule, ...] = (
         priority=895,
     ),
     Rule(
-        "gpu.devices.*.memory_total_mib",
+        GPU_DEVICES_EACH_MEMORY_TOTAL_MIB,
         "none",
         "The amount of GPU memory does not change arithmetic.",
         cite.NOT_ARITHMETIC,
         priority=900,
     ),
     Rule(
-        "gpu.devices.*.uuid_digest",
+        GPU_DEVICES_EACH_UUID_DIGEST,
         "none",
         "Which physical card it was.",
         cite.NOT_ARITHMETIC,
         priority=910,
     ),
     Rule(
-        "gpu.devices.*.index",
+        GPU_DEVICES_EACH_INDEX,
         "none",
         "The device's position in NVML's list.",
         cite.NOT_ARITHMETIC,
         priority=920,
     ),
     Rule(
-        "gpu.devices.*.mig_devices",
+        GPU_DEVICES_EACH_MIG_DEVICES,
         "none",
         "Which MIG slices exist; their SM counts are compared on their own.",
         cite.NOT_ARITHMETIC,
         priority=930,
     ),
     Rule(
-        "gpu.torch_devices",
+        GPU_TORCH_DEVICES,
         "none",
         "torch's view of the same GPUs, read only where CUDA was already initialised; the NVML "
         "fields are compared instead.",
@@ -138,28 +159,28 @@ RULES: tuple[Rule, ...] = (
         priority=940,
     ),
     Rule(
-        "gpu.visible_devices",
+        GPU_VISIBLE_DEVICES,
         "none",
         "CUDA_VISIBLE_DEVICES; the GPUs themselves are compared field by field.",
         cite.NOT_ARITHMETIC,
         priority=950,
     ),
     Rule(
-        "gpu.device_count",
+        GPU_DEVICE_COUNT,
         "none",
         "How many GPUs the machine had; how many trained is distributed.world_size.",
         cite.WORLD,
         priority=960,
     ),
     Rule(
-        "gpu.nvml_version",
+        GPU_NVML_VERSION,
         "none",
         "The monitoring library's version.",
         cite.NOT_ARITHMETIC,
         priority=970,
     ),
     Rule(
-        "gpu.source",
+        GPU_SOURCE,
         "none",
         "Where the GPU facts were read from.",
         cite.NOT_ARITHMETIC,

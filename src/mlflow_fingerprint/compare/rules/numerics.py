@@ -7,13 +7,27 @@ change nothing where no GPU computed (``conditions.gpu_only``).
 
 from __future__ import annotations
 
+from ...model.fields import (
+    FIRST_STEP_COMPILED,
+    NUMERICS_BLAS_LIBRARY,
+    NUMERICS_ENV_NVIDIA_TF32_OVERRIDE,
+    NUMERICS_ENV_TORCH_ALLOW_TF32_CUBLAS_OVERRIDE,
+    NUMERICS_FP16_ACCUMULATION,
+    NUMERICS_FP32_PRECISION,
+    NUMERICS_FP32_PRECISION_CUDA_MATMUL,
+    NUMERICS_FP32_PRECISION_CUDNN_CONV,
+    NUMERICS_FP32_PRECISION_CUDNN_RNN,
+    NUMERICS_RAW,
+    NUMERICS_REDUCED_PRECISION_REDUCTION,
+    NUMERICS_SDPA,
+)
 from .. import citations as cite
 from .. import conditions as cond
 from .base import Rule, declared_rule
 
 RULES: tuple[Rule, ...] = (
     Rule(
-        "numerics.fp32_precision.cuda_matmul",
+        NUMERICS_FP32_PRECISION_CUDA_MATMUL,
         "numerics",
         "TF32 matmuls round inputs to 10 mantissa bits: errors around 1e-3 instead of 1e-5.",
         cite.MATMUL_TF32,
@@ -22,7 +36,7 @@ RULES: tuple[Rule, ...] = (
         priority=320,
     ),
     Rule(
-        "numerics.fp32_precision.cudnn_conv",
+        NUMERICS_FP32_PRECISION_CUDNN_CONV,
         "numerics",
         "TF32 convolutions round inputs to 10 mantissa bits, so conv results change.",
         cite.CUDNN_TF32,
@@ -31,7 +45,7 @@ RULES: tuple[Rule, ...] = (
         priority=330,
     ),
     Rule(
-        "numerics.fp32_precision.cudnn_rnn",
+        NUMERICS_FP32_PRECISION_CUDNN_RNN,
         "numerics",
         "TF32 in cuDNN RNNs rounds inputs to 10 mantissa bits, so RNN results change.",
         cite.CUDNN_TF32,
@@ -40,7 +54,7 @@ RULES: tuple[Rule, ...] = (
         priority=340,
     ),
     Rule(
-        "numerics.env.NVIDIA_TF32_OVERRIDE",
+        NUMERICS_ENV_NVIDIA_TF32_OVERRIDE,
         "numerics",
         "NVIDIA_TF32_OVERRIDE=0 turns TF32 off in NVIDIA's libraries whatever torch asks for.",
         cite.TF32_OVERRIDE,
@@ -49,7 +63,7 @@ RULES: tuple[Rule, ...] = (
         priority=350,
     ),
     Rule(
-        "numerics.env.TORCH_ALLOW_TF32_CUBLAS_OVERRIDE",
+        NUMERICS_ENV_TORCH_ALLOW_TF32_CUBLAS_OVERRIDE,
         "numerics",
         "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 turns TF32 matmuls on by default.",
         cite.TF32_CUBLAS_OVERRIDE,
@@ -58,7 +72,7 @@ RULES: tuple[Rule, ...] = (
         priority=360,
     ),
     declared_rule(
-        "numerics.blas_library",
+        NUMERICS_BLAS_LIBRARY,
         "cuBLAS and cuBLASLt pick different GEMM kernels for the same matmul, so the sums are "
         "reduced in another order (torchtitan's loss baselines moved by about 6e-5).",
         cite.Source(
@@ -71,7 +85,7 @@ RULES: tuple[Rule, ...] = (
         priority=542,
     ),
     declared_rule(
-        "first_step.compiled",
+        FIRST_STEP_COMPILED,
         "Code torch.compile made rounds otherwise than eager: inductor fuses ops into kernels "
         "that sum in another order, and max-autotune picks kernels by timing them (the eager "
         "and aot_eager backends keep eager's kernels).",
@@ -83,7 +97,7 @@ RULES: tuple[Rule, ...] = (
         priority=544,
     ),
     Rule(
-        "numerics.fp32_precision",
+        NUMERICS_FP32_PRECISION,
         "numerics",
         "On CPU, oneDNN may compute fp32 work in bf16 or TF32, which changes results.",
         cite.ONEDNN,
@@ -91,7 +105,7 @@ RULES: tuple[Rule, ...] = (
         priority=600,
     ),
     Rule(
-        "numerics.reduced_precision_reduction",
+        NUMERICS_REDUCED_PRECISION_REDUCTION,
         "numerics",
         "Half-precision (fp16/bf16) matmuls may keep partial sums in reduced precision.",
         cite.REDUCED_PRECISION,
@@ -100,7 +114,7 @@ RULES: tuple[Rule, ...] = (
         priority=610,
     ),
     Rule(
-        "numerics.fp16_accumulation",
+        NUMERICS_FP16_ACCUMULATION,
         "numerics",
         "Half-precision matmuls may accumulate in fp16.",
         cite.FP16_ACCUMULATION,
@@ -109,7 +123,7 @@ RULES: tuple[Rule, ...] = (
         priority=620,
     ),
     Rule(
-        "numerics.sdpa",
+        NUMERICS_SDPA,
         "numerics",
         "A different set of attention backends; they are never bit-equal to each other.",
         cite.SDPA,
@@ -118,7 +132,7 @@ RULES: tuple[Rule, ...] = (
         priority=630,
     ),
     Rule(
-        "numerics.raw",
+        NUMERICS_RAW,
         "none",
         "A different spelling of the same TF32 setting; the resolved numerics.fp32_precision "
         "fields carry the meaning.",

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from ...model.fields import (
+    PLATFORM_CPU_ISA_FLAGS,
+    PLATFORM_CPU_MODEL,
+    PLATFORM_LIBC,
+    PLATFORM_MACHINE,
+    PYTHON_IMPLEMENTATION,
+    PYTHON_VERSION,
+)
 from .. import citations as cite
 from .base import Rule
 
 RULES: tuple[Rule, ...] = (
     Rule(
-        "platform.cpu.isa_flags",
+        PLATFORM_CPU_ISA_FLAGS,
         "numerics",
         "A CPU with different instruction sets makes torch, MKL and oneDNN pick other kernels.",
         cite.CPU_ISA,
@@ -15,7 +23,7 @@ RULES: tuple[Rule, ...] = (
         priority=770,
     ),
     Rule(
-        "platform.cpu.model",
+        PLATFORM_CPU_MODEL,
         "numerics",
         "A different CPU model can make MKL and oneDNN pick other kernels.",
         cite.CPU_ISA,
@@ -23,7 +31,7 @@ RULES: tuple[Rule, ...] = (
         priority=780,
     ),
     Rule(
-        "platform.machine",
+        PLATFORM_MACHINE,
         "numerics",
         "A different CPU architecture (x86_64 vs aarch64) runs different kernels altogether.",
         cite.CPU_ISA,
@@ -31,7 +39,7 @@ RULES: tuple[Rule, ...] = (
         priority=790,
     ),
     Rule(
-        "python.version",
+        PYTHON_VERSION,
         "numerics",
         "A different Python version; results have been seen to change with it.",
         cite.PYTHON,
@@ -39,7 +47,7 @@ RULES: tuple[Rule, ...] = (
         priority=800,
     ),
     Rule(
-        "python.implementation",
+        PYTHON_IMPLEMENTATION,
         "numerics",
         "A different Python implementation.",
         cite.PYTHON,
@@ -61,7 +69,7 @@ RULES: tuple[Rule, ...] = (
         priority=1190,
     ),
     Rule(
-        "platform.libc",
+        PLATFORM_LIBC,
         "none",
         "The C library; torch's kernels do not call its maths functions.",
         cite.NOT_ARITHMETIC,

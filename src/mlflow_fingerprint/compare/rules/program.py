@@ -14,6 +14,29 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...model.fields import (
+    DATA_LOADERS_EACH_BATCHES_SEEN,
+    GIT_UNTRACKED_COUNT,
+    GIT_UNTRACKED_FILES,
+    PARAMS_EACH,
+    PROGRAM_ARGV,
+    PROGRAM_CALL,
+    PROGRAM_CALL_EACH,
+    PROGRAM_ENTRY_KIND,
+    PROGRAM_ENTRY_MODULE,
+    PROGRAM_ENTRY_PATH,
+    PROGRAM_ENTRY_SHA256,
+    PROGRAM_ENV,
+    PROGRAM_ENV_EACH,
+    PROGRAM_ENV_VOLATILE,
+    PROGRAM_OPTIONS,
+    PROGRAM_OPTIONS_EACH,
+    PROGRAM_SOURCES_COUNT,
+    PROGRAM_SOURCES_DIGEST,
+    PROGRAM_SOURCES_FILES_EACH,
+    PROGRAM_SOURCES_TRUNCATED_AT,
+    SEEDS_ORIGIN,
+)
 from ...model.fingerprint import get_path, is_unavailable
 from ...model.hashing import BOOKKEEPING_OPTIONS
 from ...model.missing import MISSING
@@ -72,8 +95,8 @@ def argv(ctx: Context) -> Outcome:
     difference."""
     a, b = ctx.change.a, ctx.change.b
     parsed = all(
-        isinstance(get_path(r, "program.options"), Mapping)
-        and not is_unavailable(get_path(r, "program.options"))
+        isinstance(get_path(r, PROGRAM_OPTIONS), Mapping)
+        and not is_unavailable(get_path(r, PROGRAM_OPTIONS))
         for r in (ctx.a, ctx.b)
     )
     if parsed:
@@ -89,7 +112,7 @@ def untracked(record: Mapping[str, Any], path: Any) -> bool:
     """``path`` (relative to the repository root) is among the run's untracked files, or in an
     untracked directory (``git status`` lists ``dir/``). A record is input: an entry that is
     not a path (a damaged or crafted record) names nothing."""
-    listed = get_path(record, "git.untracked_files")
+    listed = get_path(record, GIT_UNTRACKED_FILES)
     if not isinstance(path, str) or not isinstance(listed, list | tuple):
         return False
     names = [u for u in listed if isinstance(u, str)]
@@ -97,21 +120,21 @@ def untracked(record: Mapping[str, Any], path: Any) -> bool:
 
 
 def _tracked(record: Mapping[str, Any]) -> str:
-    return " (untracked)" if untracked(record, get_path(record, "program.entry.path")) else ""
+    return " (untracked)" if untracked(record, get_path(record, PROGRAM_ENTRY_PATH)) else ""
 
 
 def entry_path(ctx: Context) -> Outcome:
     """``entry point: train.py vs my_experiment.py (untracked)``."""
     a = f"{shown(ctx.change.a)}{_tracked(ctx.a)}"
     b = f"{shown(ctx.change.b)}{_tracked(ctx.b)}"
-    same = get_path(ctx.a, "program.entry.sha256") == get_path(ctx.b, "program.entry.sha256")
+    same = get_path(ctx.a, PROGRAM_ENTRY_SHA256) == get_path(ctx.b, PROGRAM_ENTRY_SHA256)
     content = "same content" if same else "different content"
     return Outcome("recipe", f"entry point: {a} vs {b} ({content})", prior=3)
 
 
 def entry_content(ctx: Context) -> Outcome:
     """Same script name, different content: the script itself was edited."""
-    pa, pb = (get_path(r, "program.entry.path") for r in (ctx.a, ctx.b))
+    pa, pb = (get_path(r, PROGRAM_ENTRY_PATH) for r in (ctx.a, ctx.b))
     if pa == pb:
         return Outcome(
             "recipe",
@@ -176,7 +199,7 @@ def origin(ctx: Context) -> Outcome:
 
 
 # Where a value the program read shows up: what it logged and what it was called with.
-READ_INTO = ("params", "program.options", "program.call")
+READ_INTO = ("params", PROGRAM_OPTIONS, PROGRAM_CALL)
 
 
 def _carried_by(record: Mapping[str, Any], value: Any) -> set[tuple[str, str]]:
@@ -229,7 +252,7 @@ def _rivals(
 ) -> dict[str, set[tuple[str, str]]]:
     """The other variables that differ between the runs and whose value the same fields hold:
     which of them the program read, the record alone cannot tell."""
-    env_a, env_b = get_path(ctx.a, "program.env"), get_path(ctx.b, "program.env")
+    env_a, env_b = get_path(ctx.a, PROGRAM_ENV), get_path(ctx.b, PROGRAM_ENV)
     env_a = env_a if isinstance(env_a, Mapping) else {}
     env_b = env_b if isinstance(env_b, Mapping) else {}
     found: dict[str, set[tuple[str, str]]] = {}
@@ -290,7 +313,7 @@ def variable(ctx: Context) -> Outcome:
 
 RULES: tuple[Rule, ...] = (
     Rule(
-        "program.options.*",
+        PROGRAM_OPTIONS_EACH,
         "recipe",
         "A command-line option differs.",
         RECIPE,
@@ -299,16 +322,16 @@ RULES: tuple[Rule, ...] = (
         priority=1300,
     ),
     Rule(
-        "program.options",
+        PROGRAM_OPTIONS,
         "recipe",
         "The command lines parse differently.",
         RECIPE,
         2,
         priority=1310,
     ),
-    Rule("program.argv", "recipe", "The command lines differ.", RECIPE, 1, argv, priority=1320),
+    Rule(PROGRAM_ARGV, "recipe", "The command lines differ.", RECIPE, 1, argv, priority=1320),
     Rule(
-        "program.entry.path",
+        PROGRAM_ENTRY_PATH,
         "recipe",
         "A different entry point ran.",
         RECIPE,
@@ -316,9 +339,9 @@ RULES: tuple[Rule, ...] = (
         entry_path,
         priority=1330,
     ),
-    Rule("program.entry.module", "recipe", "A different module ran.", RECIPE, 3, priority=1340),
+    Rule(PROGRAM_ENTRY_MODULE, "recipe", "A different module ran.", RECIPE, 3, priority=1340),
     Rule(
-        "program.entry.kind",
+        PROGRAM_ENTRY_KIND,
         "recipe",
         "The program was started differently.",
         RECIPE,
@@ -326,7 +349,7 @@ RULES: tuple[Rule, ...] = (
         priority=1350,
     ),
     Rule(
-        "program.entry.sha256",
+        PROGRAM_ENTRY_SHA256,
         "recipe",
         "The entry point's content differs.",
         RECIPE,
@@ -335,7 +358,7 @@ RULES: tuple[Rule, ...] = (
         priority=1360,
     ),
     Rule(
-        "program.sources.files.*",
+        PROGRAM_SOURCES_FILES_EACH,
         "recipe",
         "An imported source file differs.",
         RECIPE,
@@ -344,28 +367,28 @@ RULES: tuple[Rule, ...] = (
         priority=1370,
     ),
     Rule(
-        "program.sources.digest",
+        PROGRAM_SOURCES_DIGEST,
         "none",
         "Summary of the imported sources, which are compared file by file.",
         NONE_CLASS,
         priority=1380,
     ),
     Rule(
-        "program.sources.count",
+        PROGRAM_SOURCES_COUNT,
         "none",
         "How many project files were imported; they are compared file by file.",
         NONE_CLASS,
         priority=1390,
     ),
     Rule(
-        "program.sources.truncated_at",
+        PROGRAM_SOURCES_TRUNCATED_AT,
         "none",
         "Where the list of imported sources was cut short.",
         NONE_CLASS,
         priority=1400,
     ),
     Rule(
-        "program.call.*",
+        PROGRAM_CALL_EACH,
         "recipe",
         "A call argument differs.",
         RECIPE,
@@ -373,9 +396,9 @@ RULES: tuple[Rule, ...] = (
         call_argument,
         priority=1410,
     ),
-    Rule("params.*", "recipe", "A logged param differs.", RECIPE, 3, param, priority=1420),
+    Rule(PARAMS_EACH, "recipe", "A logged param differs.", RECIPE, 3, param, priority=1420),
     Rule(
-        "program.env.*",
+        PROGRAM_ENV_EACH,
         "recipe",
         "An environment variable differs.",
         RECIPE,
@@ -384,7 +407,7 @@ RULES: tuple[Rule, ...] = (
         priority=1422,
     ),
     Rule(
-        "program.env_volatile",
+        PROGRAM_ENV_VOLATILE,
         "none",
         "Which of the shell's, the terminal's or a job runner's variables were set; they say "
         "where and how the run was started, not how it trained.",
@@ -392,7 +415,7 @@ RULES: tuple[Rule, ...] = (
         priority=1424,
     ),
     Rule(
-        "seeds.origin",
+        SEEDS_ORIGIN,
         "randomness",
         "Who seeded torch differs.",
         cite.SEED,
@@ -401,14 +424,14 @@ RULES: tuple[Rule, ...] = (
         priority=1430,
     ),
     Rule(
-        "data.loaders.*.batches_seen",
+        DATA_LOADERS_EACH_BATCHES_SEEN,
         "none",
         "How many batches a loader yielded; how far each run got is in the curves.",
         NONE_CLASS,
         priority=1440,
     ),
     Rule(
-        "git.untracked_files",
+        GIT_UNTRACKED_FILES,
         "none",
         "Which files git does not track; the code a run imported from them is compared under "
         "program.sources.",
@@ -416,7 +439,7 @@ RULES: tuple[Rule, ...] = (
         priority=1450,
     ),
     Rule(
-        "git.untracked_count",
+        GIT_UNTRACKED_COUNT,
         "none",
         "A different number of untracked files; untracked code a run imported is compared "
         "under program.sources.",

@@ -2,26 +2,27 @@
 
 from __future__ import annotations
 
+from ...model.fields import GIT_CHANGED_COUNT, GIT_COMMIT, GIT_DIFF_DIGEST, GIT_DIRTY
 from .. import citations as cite
 from .base import Rule, declared_rule
 
 RULES: tuple[Rule, ...] = (
     declared_rule(
-        "git.dirty",
+        GIT_DIRTY,
         "One run had uncommitted code changes, so the two did not run the same code.",
         cite.CODE,
         prior=3,
         priority=50,
     ),
     declared_rule(
-        "git.commit",
+        GIT_COMMIT,
         "The runs used different commits of the code.",
         cite.CODE,
         prior=3,
         priority=60,
     ),
     Rule(
-        "git.diff_digest",
+        GIT_DIFF_DIGEST,
         "recipe",
         "The uncommitted changes differ, so the code that ran differs.",
         cite.CODE,
@@ -29,7 +30,7 @@ RULES: tuple[Rule, ...] = (
         priority=70,
     ),
     Rule(
-        "git.changed_count",
+        GIT_CHANGED_COUNT,
         "recipe",
         "A different number of files had uncommitted changes.",
         cite.CODE,

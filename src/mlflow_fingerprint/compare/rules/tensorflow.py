@@ -14,6 +14,31 @@ TensorFlow's own (``compare/citations.py``): most nondeterminism occurs on GPUs,
 
 from __future__ import annotations
 
+from ...model.fields import (
+    KERAS_BACKEND,
+    KERAS_ENV_KERAS_BACKEND,
+    KERAS_FLOATX,
+    KERAS_GLOBAL_SEED,
+    KERAS_IMPORTED,
+    KERAS_MIXED_PRECISION_POLICY,
+    KERAS_VERSION,
+    TENSORFLOW_BUILD,
+    TENSORFLOW_ENV,
+    TENSORFLOW_ENV_TF_CUDNN_DETERMINISTIC,
+    TENSORFLOW_ENV_TF_DETERMINISTIC_OPS,
+    TENSORFLOW_ENV_TF_ENABLE_ONEDNN_OPTS,
+    TENSORFLOW_ENV_TF_XLA_FLAGS,
+    TENSORFLOW_GIT_VERSION,
+    TENSORFLOW_GLOBAL_SEED,
+    TENSORFLOW_GPUS,
+    TENSORFLOW_IMPORTED,
+    TENSORFLOW_JIT,
+    TENSORFLOW_OP_DETERMINISM,
+    TENSORFLOW_TF32_EXECUTION,
+    TENSORFLOW_THREADS_INTER_OP,
+    TENSORFLOW_THREADS_INTRA_OP,
+    TENSORFLOW_VERSION,
+)
 from ...model.fingerprint import get_path, is_unavailable
 from ...model.missing import MISSING
 from ...model.vocabulary import Effect
@@ -95,7 +120,7 @@ def op_determinism(ctx: Context) -> Outcome | None:
 
 def deterministic_ops_env(ctx: Context) -> Outcome | None:
     """TF_DETERMINISTIC_OPS acts through op determinism, which is compared on its own."""
-    a, b = (get_path(r, "tensorflow.op_determinism") for r in (ctx.a, ctx.b))
+    a, b = (get_path(r, TENSORFLOW_OP_DETERMINISM) for r in (ctx.a, ctx.b))
     if isinstance(a, bool) and a == b:
         return Outcome(
             "none",
@@ -140,7 +165,7 @@ def _rule(
 
 RULES: tuple[Rule, ...] = (
     _rule(
-        "tensorflow.global_seed",
+        TENSORFLOW_GLOBAL_SEED,
         "randomness",
         "A different TensorFlow global seed: different initial weights, dropout masks and "
         "shuffling.",
@@ -150,7 +175,7 @@ RULES: tuple[Rule, ...] = (
         global_seed,
     ),
     _rule(
-        "keras.global_seed",
+        KERAS_GLOBAL_SEED,
         "randomness",
         "A different Keras global seed (keras.utils.set_random_seed): Keras's own random "
         "generators start elsewhere.",
@@ -159,7 +184,7 @@ RULES: tuple[Rule, ...] = (
         27,
     ),
     _rule(
-        "keras.backend",
+        KERAS_BACKEND,
         "randomness",
         "A different Keras backend runs the model through another framework: other random "
         "number generators and other kernels.",
@@ -168,7 +193,7 @@ RULES: tuple[Rule, ...] = (
         29,
     ),
     _rule(
-        "keras.mixed_precision_policy",
+        KERAS_MIXED_PRECISION_POLICY,
         "numerics",
         "A mixed-precision policy computes layers in float16 or bfloat16 while keeping "
         "float32 variables: different rounding from the first step.",
@@ -177,7 +202,7 @@ RULES: tuple[Rule, ...] = (
         325,
     ),
     _rule(
-        "keras.floatx",
+        KERAS_FLOATX,
         "numerics",
         "A different default float type for Keras layers and weights.",
         cite.KERAS_FLOATX,
@@ -185,7 +210,7 @@ RULES: tuple[Rule, ...] = (
         327,
     ),
     _rule(
-        "tensorflow.tf32_execution",
+        TENSORFLOW_TF32_EXECUTION,
         "numerics",
         "TensorFloat-32 rounds float32 inputs of matmuls and convolutions to 10 mantissa bits "
         "on Ampere and newer GPUs.",
@@ -195,7 +220,7 @@ RULES: tuple[Rule, ...] = (
         tf_tf32,
     ),
     _rule(
-        "tensorflow.gpus",
+        TENSORFLOW_GPUS,
         "numerics",
         "One run's TensorFlow saw a GPU and placed its ops there, the other's computed on the "
         "CPU (or on other GPUs): different kernels sum in different orders from the first step.",
@@ -204,7 +229,7 @@ RULES: tuple[Rule, ...] = (
         375,
     ),
     _rule(
-        "tensorflow.op_determinism",
+        TENSORFLOW_OP_DETERMINISM,
         "numerics",
         "Op determinism directs ops that add floating-point numbers from asynchronous threads "
         "(mostly on GPUs) to deterministic algorithms; off, their sums change order run to run.",
@@ -214,7 +239,7 @@ RULES: tuple[Rule, ...] = (
         op_determinism,
     ),
     _rule(
-        "tensorflow.env.TF_DETERMINISTIC_OPS",
+        TENSORFLOW_ENV_TF_DETERMINISTIC_OPS,
         "numerics",
         "TF_DETERMINISTIC_OPS=1 is the older spelling of enable_op_determinism.",
         cite.TF_OP_DETERMINISM,
@@ -223,7 +248,7 @@ RULES: tuple[Rule, ...] = (
         deterministic_ops_env,
     ),
     _rule(
-        "tensorflow.env.TF_CUDNN_DETERMINISTIC",
+        TENSORFLOW_ENV_TF_CUDNN_DETERMINISTIC,
         "numerics",
         "TF_CUDNN_DETERMINISTIC=1 makes cuDNN convolutions and max-pooling pick deterministic "
         "algorithms.",
@@ -233,7 +258,7 @@ RULES: tuple[Rule, ...] = (
         tf_gpu_only,
     ),
     _rule(
-        "tensorflow.version",
+        TENSORFLOW_VERSION,
         "numerics",
         "A different TensorFlow release ships different kernels; results are not guaranteed to "
         "match across releases.",
@@ -242,7 +267,7 @@ RULES: tuple[Rule, ...] = (
         515,
     ),
     _rule(
-        "tensorflow.git_version",
+        TENSORFLOW_GIT_VERSION,
         "numerics",
         "A different TensorFlow build ships different kernels.",
         cite.TF_BUILD,
@@ -250,7 +275,7 @@ RULES: tuple[Rule, ...] = (
         525,
     ),
     _rule(
-        "tensorflow.build",
+        TENSORFLOW_BUILD,
         "numerics",
         "TensorFlow built against another CUDA or cuDNN runs other GPU kernels.",
         cite.TF_BUILD,
@@ -259,7 +284,7 @@ RULES: tuple[Rule, ...] = (
         tf_gpu_only,
     ),
     _rule(
-        "keras.version",
+        KERAS_VERSION,
         "numerics",
         "A different Keras release may change layer defaults and implementations.",
         cite.KERAS_BACKEND,
@@ -267,7 +292,7 @@ RULES: tuple[Rule, ...] = (
         545,
     ),
     _rule(
-        "tensorflow.env.TF_ENABLE_ONEDNN_OPTS",
+        TENSORFLOW_ENV_TF_ENABLE_ONEDNN_OPTS,
         "numerics",
         "oneDNN's CPU kernels are on in one run only; TensorFlow warns they give slightly "
         "different numbers (floating-point round-off from other computation orders).",
@@ -276,7 +301,7 @@ RULES: tuple[Rule, ...] = (
         595,
     ),
     _rule(
-        "tensorflow.jit",
+        TENSORFLOW_JIT,
         "numerics",
         "XLA auto-clustering fuses and compiles ops, which changes their rounding.",
         cite.TF_JIT,
@@ -284,7 +309,7 @@ RULES: tuple[Rule, ...] = (
         655,
     ),
     _rule(
-        "tensorflow.env.TF_XLA_FLAGS",
+        TENSORFLOW_ENV_TF_XLA_FLAGS,
         "numerics",
         "TF_XLA_FLAGS can turn XLA auto-clustering on, which fuses ops and changes rounding.",
         cite.TF_JIT,
@@ -292,7 +317,7 @@ RULES: tuple[Rule, ...] = (
         665,
     ),
     _rule(
-        "tensorflow.env",
+        TENSORFLOW_ENV,
         "numerics",
         "A TensorFlow variable that selects kernels or thread pools.",
         cite.TF_OP_DETERMINISM,
@@ -300,7 +325,7 @@ RULES: tuple[Rule, ...] = (
         695,
     ),
     _rule(
-        "tensorflow.threads.intra_op",
+        TENSORFLOW_THREADS_INTRA_OP,
         "numerics",
         "The number of threads one op splits its work over changes how its sums are split and "
         "so their rounding.",
@@ -309,7 +334,7 @@ RULES: tuple[Rule, ...] = (
         735,
     ),
     _rule(
-        "tensorflow.threads.inter_op",
+        TENSORFLOW_THREADS_INTER_OP,
         "numerics",
         "Inter-op threads run independent ops in parallel; rarely a cause of different numbers.",
         cite.TF_INTER_OP,
@@ -317,7 +342,7 @@ RULES: tuple[Rule, ...] = (
         745,
     ),
     _rule(
-        "keras.env.KERAS_BACKEND",
+        KERAS_ENV_KERAS_BACKEND,
         "none",
         "The variable that picks the backend; keras.backend carries what was picked.",
         cite.KERAS_BACKEND,
@@ -325,7 +350,7 @@ RULES: tuple[Rule, ...] = (
         885,
     ),
     Rule(
-        "tensorflow.imported",
+        TENSORFLOW_IMPORTED,
         "recipe",
         "Only one program had imported TensorFlow when it was captured: most likely two "
         "different programs.",
@@ -335,7 +360,7 @@ RULES: tuple[Rule, ...] = (
         priority=1105,
     ),
     Rule(
-        "keras.imported",
+        KERAS_IMPORTED,
         "recipe",
         "Only one program had imported Keras when it was captured: most likely two different "
         "programs.",
