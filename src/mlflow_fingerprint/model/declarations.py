@@ -36,7 +36,6 @@ from .fields import (
     DETERMINISM_SUMMARY,
     FIRST_STEP_BATCH_DIGEST,
     FIRST_STEP_BEFORE_SEEDING_TORCH_DRAWN,
-    FIRST_STEP_COMPILED,
     FIRST_STEP_WEIGHTS_DIGEST,
     GIT_COMMIT,
     GIT_DIRTY,
@@ -147,8 +146,6 @@ FIELDS: tuple[Declared, ...] = (
     Declared(FIRST_STEP_WEIGHTS_DIGEST, "none"),
     Declared(FIRST_STEP_BATCH_DIGEST, "none"),
     Declared(FIRST_STEP_BEFORE_SEEDING_TORCH_DRAWN, "none"),
-    # Whether the training ran torch.compile's code (backend, mode): kernels that round otherwise.
-    Declared(FIRST_STEP_COMPILED, "numerics"),
     Declared(GIT_COMMIT, "recipe", tag=layout.TAG_GIT_COMMIT),
     Declared(GIT_DIRTY, "recipe", reads=git_dirty_text, tag=layout.TAG_GIT_DIRTY),
     Declared(

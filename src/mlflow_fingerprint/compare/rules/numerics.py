@@ -84,8 +84,9 @@ RULES: tuple[Rule, ...] = (
         condition=cond.gpu_only,
         priority=542,
     ),
-    declared_rule(
+    Rule(
         FIRST_STEP_COMPILED,
+        "numerics",
         "Code torch.compile made rounds otherwise than eager: inductor fuses ops into kernels "
         "that sum in another order, and max-autotune picks kernels by timing them (the eager "
         "and aot_eager backends keep eager's kernels).",
