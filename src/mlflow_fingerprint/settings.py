@@ -67,6 +67,13 @@ def spool_root() -> Path:
     return Path.home() / ".cache" / "mlflow-fingerprint" / "spool"
 
 
+def env_cache_root() -> Path:
+    """``$MLFLOW_FINGERPRINT_ENV_CACHE``, else ``~/.cache/mlflow-fingerprint/envs``: where a
+    bisect keeps the package sets it builds (``prove/environments.py``)."""
+    where = os.environ.get(ENV_CACHE)
+    return Path(where) if where else Path.home() / ".cache" / "mlflow-fingerprint" / "envs"
+
+
 # A recording of NVML readings replayed in place of the installed ``pynvml`` (``capture/nvml.py``):
 # the tests' stand-in for a GPU machine.
 NVML_REPLAY = "MLFLOW_FINGERPRINT_NVML_REPLAY"
