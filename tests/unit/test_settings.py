@@ -4,8 +4,10 @@ never breaks ``import mlflow`` (our run context provider is loaded by it) or ``s
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ import pytest
 from mlflow_fingerprint.errors import FingerprintWarning
 from mlflow_fingerprint.settings import (
     DEFAULT_DIFF_CAP_BYTES,
+    ENV_CACHE,
     Settings,
     env_cache_root,
     settings,
@@ -86,8 +89,10 @@ READ_ELSEWHERE = {
 }
 
 
+@functools.cache
 def _modules() -> list[tuple[str, ast.Module]]:
-    """Every module of the package but settings.py, by its path in the package, parsed."""
+    """Every module of the package but settings.py, by its path in the package, parsed (once:
+    the two scans below read the same trees)."""
     import mlflow_fingerprint
 
     package = Path(mlflow_fingerprint.__file__).parent
@@ -164,21 +169,19 @@ def test_the_reader_check_sees_a_reader() -> None:
     assert found - {None} == {"ENV_CACHE", "SPOOL"}
 
 
-def test_the_env_cache_is_the_environment_variable_else_the_user_cache(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+@pytest.mark.parametrize(
+    ("read", "name", "folder"),
+    [(spool_root, "MLFLOW_FINGERPRINT_SPOOL", "spool"), (env_cache_root, ENV_CACHE, "envs")],
+)
+def test_a_folder_is_the_environment_variable_else_the_user_cache(
+    read: Callable[[], Path],
+    name: str,
+    folder: str,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setenv("MLFLOW_FINGERPRINT_ENV_CACHE", str(tmp_path / "e"))
-    assert env_cache_root() == tmp_path / "e"
-    monkeypatch.delenv("MLFLOW_FINGERPRINT_ENV_CACHE")
+    monkeypatch.setenv(name, str(tmp_path / "s"))
+    assert read() == tmp_path / "s"
+    monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert env_cache_root() == tmp_path / ".cache" / "mlflow-fingerprint" / "envs"
-
-
-def test_the_spool_root_is_the_environment_variable_else_the_user_cache(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    monkeypatch.setenv("MLFLOW_FINGERPRINT_SPOOL", str(tmp_path / "s"))
-    assert spool_root() == tmp_path / "s"
-    monkeypatch.delenv("MLFLOW_FINGERPRINT_SPOOL")
-    monkeypatch.setenv("HOME", str(tmp_path))
-    assert spool_root() == tmp_path / ".cache" / "mlflow-fingerprint" / "spool"
+    assert read() == tmp_path / ".cache" / "mlflow-fingerprint" / folder
