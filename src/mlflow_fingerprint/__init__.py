@@ -13,21 +13,26 @@ if TYPE_CHECKING:
     from .capture import RunInfo, capture
     from .compare import Report, diff
     from .errors import FingerprintError
-    from .explain import Explanation, explain
+    from .explain import ExplainOptions, Explanation, explain
     from .model.fingerprint import Fingerprint
-    from .prove import BisectResult, DryRun, RerunResult, bisect, rerun
+    from .prove import BisectOptions, BisectResult, DryRun, RerunOptions, RerunResult, bisect, rerun
     from .run import dataloader_generator, fingerprinted, log_metrics, seed_everything, seed_worker
+    from .run.options import FingerprintOptions
     from .run.watch import watch
     from .version import __version__
 
 # public name -> the submodule that defines it
 _SOURCES = {
+    "BisectOptions": ".prove",
     "BisectResult": ".prove",
     "DryRun": ".prove",
+    "ExplainOptions": ".explain",
     "Fingerprint": ".model.fingerprint",
     "FingerprintError": ".errors",
+    "FingerprintOptions": ".run.options",
     "Explanation": ".explain",
     "Report": ".compare",
+    "RerunOptions": ".prove",
     "RerunResult": ".prove",
     "RunInfo": ".capture",
     "__version__": ".version",
@@ -45,12 +50,16 @@ _SOURCES = {
 }
 
 __all__ = [
+    "BisectOptions",
     "BisectResult",
     "DryRun",
+    "ExplainOptions",
     "Explanation",
     "Fingerprint",
     "FingerprintError",
+    "FingerprintOptions",
     "Report",
+    "RerunOptions",
     "RerunResult",
     "RunInfo",
     "__version__",

@@ -64,7 +64,18 @@ def spool_root() -> Path:
     configured = os.environ.get(SPOOL)
     if configured:
         return Path(configured).expanduser()
-    return Path.home() / ".cache" / "mlflow-fingerprint" / "spool"
+    return _user_cache("spool")
+
+
+def env_cache_root() -> Path:
+    """``$MLFLOW_FINGERPRINT_ENV_CACHE``, else ``~/.cache/mlflow-fingerprint/envs``: where a
+    bisect keeps the package sets it builds (``prove/environments.py``)."""
+    where = os.environ.get(ENV_CACHE)
+    return Path(where) if where else _user_cache("envs")
+
+
+def _user_cache(folder: str) -> Path:
+    return Path.home() / ".cache" / "mlflow-fingerprint" / folder
 
 
 # A recording of NVML readings replayed in place of the installed ``pynvml`` (``capture/nvml.py``):

@@ -15,12 +15,16 @@ from support.gitrepo import committed_repo, git
 
 # Where each public name is defined: what the package re-exported before it was lazy.
 DEFINED_IN = {
+    "BisectOptions": "mlflow_fingerprint.prove.options",
     "BisectResult": "mlflow_fingerprint.prove.results",
     "DryRun": "mlflow_fingerprint.prove.results",
+    "ExplainOptions": "mlflow_fingerprint.explain.options",
     "Explanation": "mlflow_fingerprint.explain",
     "Fingerprint": "mlflow_fingerprint.model.fingerprint",
     "FingerprintError": "mlflow_fingerprint.model.fingerprint",
+    "FingerprintOptions": "mlflow_fingerprint.run.options",
     "Report": "mlflow_fingerprint.compare",
+    "RerunOptions": "mlflow_fingerprint.prove.options",
     "RerunResult": "mlflow_fingerprint.prove.results",
     "RunInfo": "mlflow_fingerprint.capture",
     "__version__": "mlflow_fingerprint.version",

@@ -4,14 +4,23 @@ never breaks ``import mlflow`` (our run context provider is loaded by it) or ``s
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from mlflow_fingerprint.errors import FingerprintWarning
-from mlflow_fingerprint.settings import DEFAULT_DIFF_CAP_BYTES, Settings, settings, spool_root
+from mlflow_fingerprint.settings import (
+    DEFAULT_DIFF_CAP_BYTES,
+    ENV_CACHE,
+    Settings,
+    env_cache_root,
+    settings,
+    spool_root,
+)
 
 
 def test_valid_values_are_read() -> None:
@@ -60,33 +69,119 @@ def test_a_bad_value_falls_back_with_one_warning(name: str, text: str) -> None:
     assert repr(text) in messages[0]
 
 
+VARIABLE = re.compile(r"MLFLOW_FINGERPRINT_[A-Z0-9_]*")
+
+# Where a variable of settings.py is read from the environment outside it, and why there: these
+# are not tuning variables that fall back to a default with a warning (``settings()``), so each
+# is read where its meaning lives. Any other reader belongs in settings.py.
+READ_ELSEWHERE = {
+    # controlled reruns: a bad value stops the program before training (``BadOverride``), the
+    # opposite of a tuning variable's fallback; parsed beside the types they force
+    ("run/apply.py", "APPLY"): "a rerun's forced values, refused rather than defaulted",
+    ("run/apply.py", "STOP_AFTER"): "a rerun's last step, refused rather than defaulted",
+    # the handshake ``fingerprint rerun`` passes to the training it starts, copied into tags
+    ("run/start.py", "RERUN_OF"): "a tag value set by fingerprint rerun, not a setting",
+    ("run/start.py", "RERUN_TOKEN"): "a tag value set by fingerprint rerun, not a setting",
+    # a test's stand-in for a GPU, read by the probe inside its time limit
+    ("capture/nvml.py", "NVML_REPLAY"): "a recording the NVML probe replays",
+    # read only once a command has failed, to raise instead of printing one line
+    ("cli/main.py", "DEBUG"): "any value shows the traceback",
+}
+
+
+@functools.cache
+def _modules() -> list[tuple[str, ast.Module]]:
+    """Every module of the package but settings.py, by its path in the package, parsed (once:
+    the two scans below read the same trees)."""
+    import mlflow_fingerprint
+
+    package = Path(mlflow_fingerprint.__file__).parent
+    return [
+        (path.relative_to(package).as_posix(), ast.parse(path.read_text()))
+        for path in sorted(package.rglob("*.py"))
+        if path.relative_to(package).as_posix() != "settings.py"
+    ]
+
+
 def test_every_variable_of_the_package_is_declared_in_settings() -> None:
     """A name ``MLFLOW_FINGERPRINT_*`` spelled as a whole string anywhere in ``src/`` but
-    ``settings.py`` is a tuning variable declared out of sight (issue 49): the docs, the
-    volatile list and a reader looking for what the package reads all start from settings."""
-    import mlflow_fingerprint
+    ``settings.py``, or an f-string that builds one (``f"MLFLOW_FINGERPRINT_{x}"``), is a tuning
+    variable declared out of sight (issue 49): the docs, the volatile list and a reader looking
+    for what the package reads all start from settings. Names inside longer text (a docstring,
+    an error message naming the variable) are prose, not declarations."""
     from mlflow_fingerprint import settings as declared
 
-    name = re.compile(r"MLFLOW_FINGERPRINT_[A-Z0-9_]+")
-    package = Path(mlflow_fingerprint.__file__).parent
     outside = []
-    for path in sorted(package.rglob("*.py")):
-        if path.name == "settings.py" and path.parent == package:
-            continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            text = node.value if isinstance(node, ast.Constant) else None
-            if isinstance(text, str) and name.fullmatch(text):
-                outside.append(f"{path.relative_to(package)}:{node.lineno} {text}")
+    for module, tree in _modules():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.JoinedStr) and node.values:
+                first = node.values[0]
+                text = first.value if isinstance(first, ast.Constant) else None
+                built = isinstance(text, str) and text.startswith("MLFLOW_FINGERPRINT_")
+            else:
+                text = node.value if isinstance(node, ast.Constant) else None
+                built = isinstance(text, str) and bool(VARIABLE.fullmatch(text))
+            if built:
+                outside.append(f"{module}:{getattr(node, 'lineno', '?')} {text}")
     assert outside == []
-    values = {v for v in vars(declared).values() if isinstance(v, str) and name.fullmatch(v)}
+    values = {v for v in vars(declared).values() if isinstance(v, str) and VARIABLE.fullmatch(v)}
     assert {"MLFLOW_FINGERPRINT_SPOOL", "MLFLOW_FINGERPRINT_NVML_REPLAY"} <= values
 
 
-def test_the_spool_root_is_the_environment_variable_else_the_user_cache(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+def _read_name(node: ast.AST, names: set[str]) -> str | None:
+    """The settings name ``node`` reads from an environment (``os.environ.get(NAME)``,
+    ``environ.get(settings.NAME)``, ``os.getenv(NAME)``, ``os.environ[NAME]``), else None."""
+    if isinstance(node, ast.Call) and node.args:
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        key = node.args[0] if called in ("get", "getenv", "pop") else None
+    elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+        where = node.value
+        named = where.attr if isinstance(where, ast.Attribute) else getattr(where, "id", None)
+        key = node.slice if named in ("environ", "env") else None
+    else:
+        return None
+    found = key.attr if isinstance(key, ast.Attribute) else getattr(key, "id", None)
+    return found if found in names else None
+
+
+def test_variables_are_read_in_settings_but_where_a_reason_is_given() -> None:
+    """Reading a tuning variable outside settings.py (``os.environ.get(ENV_CACHE)`` in a module
+    of its own) is how defaults drift apart: the readers outside it are ``READ_ELSEWHERE``, each
+    with its reason, and that list holds no reader that is gone."""
+    from mlflow_fingerprint import settings as declared
+
+    names = {k for k, v in vars(declared).items() if isinstance(v, str) and VARIABLE.fullmatch(v)}
+    readers = {
+        (module, name)
+        for module, tree in _modules()
+        for node in ast.walk(tree)
+        if (name := _read_name(node, names)) is not None
+    }
+    assert readers - set(READ_ELSEWHERE) == set(), "read outside settings.py"
+    assert set(READ_ELSEWHERE) - readers == set(), "listed in READ_ELSEWHERE, read no more"
+
+
+def test_the_reader_check_sees_a_reader() -> None:
+    """The scan above can fail: a module that reads a declared variable is found."""
+    tree = ast.parse("import os\nwhere = os.environ.get(settings.ENV_CACHE)\nos.environ[SPOOL]\n")
+    found = {_read_name(node, {"ENV_CACHE", "SPOOL"}) for node in ast.walk(tree)}
+    assert found - {None} == {"ENV_CACHE", "SPOOL"}
+
+
+@pytest.mark.parametrize(
+    ("read", "name", "folder"),
+    [(spool_root, "MLFLOW_FINGERPRINT_SPOOL", "spool"), (env_cache_root, ENV_CACHE, "envs")],
+)
+def test_a_folder_is_the_environment_variable_else_the_user_cache(
+    read: Callable[[], Path],
+    name: str,
+    folder: str,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setenv("MLFLOW_FINGERPRINT_SPOOL", str(tmp_path / "s"))
-    assert spool_root() == tmp_path / "s"
-    monkeypatch.delenv("MLFLOW_FINGERPRINT_SPOOL")
+    monkeypatch.setenv(name, str(tmp_path / "s"))
+    assert read() == tmp_path / "s"
+    monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert spool_root() == tmp_path / ".cache" / "mlflow-fingerprint" / "spool"
+    assert read() == tmp_path / ".cache" / "mlflow-fingerprint" / folder

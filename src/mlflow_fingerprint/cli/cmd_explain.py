@@ -7,13 +7,27 @@ import argparse
 import sys
 
 from .. import layout
-from ..explain import explain
+from ..explain.experiment import explain_with
+from ..explain.options import ExplainOptions
 from ..present import EXTENSIONS
 from ..present.explain import render
 from ..tracking.progress import Progress
 from ..tracking.store import cli_defaults
 from ..wrap import fit
 from .output import coloured, emit
+
+
+def options_of(args: argparse.Namespace, progress: bool | Progress) -> ExplainOptions:
+    """The ``ExplainOptions`` ``mfp.explain`` builds from its keywords, built from the command
+    line (``progress``: the line the command shows while it reads, closed by the command)."""
+    return ExplainOptions(
+        metric=args.metric,
+        at=args.at,
+        filter_string=args.filter,
+        tracking_uri=args.tracking_uri,
+        include_unfinished=args.include_unfinished,
+        progress=progress,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,15 +39,7 @@ def run(args: argparse.Namespace) -> int:
         log_target = target_run_id(args.log_to, args.tracking_uri, args.experiment)
     progress = Progress(not args.quiet)
     try:
-        report = explain(
-            args.experiment,
-            metric=args.metric,
-            at=args.at,
-            filter_string=args.filter,
-            tracking_uri=args.tracking_uri,
-            include_unfinished=args.include_unfinished,
-            progress=progress,
-        )
+        report = explain_with(args.experiment, options_of(args, progress))
     finally:
         progress.close()  # before an error's line, which must stand alone
     rich = args.format == "text" and coloured(args.output)

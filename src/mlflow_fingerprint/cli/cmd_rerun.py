@@ -6,12 +6,15 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ..tracking.store import cli_defaults
 from ..wrap import fit
 from .output import emit
+
+if TYPE_CHECKING:
+    from ..prove.options import RerunOptions
 
 
 def parse_sets(pairs: Sequence[str]) -> dict[str, Any]:
@@ -30,7 +33,8 @@ def progress(message: str) -> None:
 
 
 def common(args: argparse.Namespace) -> dict[str, Any]:
-    """What ``rerun`` and ``bisect`` take alike from their command lines."""
+    """The fields of ``prove.options.Reruns`` (what ``rerun`` and ``bisect`` take alike) from
+    their command lines."""
     from ..prove.executors import executor_for
 
     return {
@@ -44,13 +48,20 @@ def common(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def options_of(args: argparse.Namespace) -> RerunOptions:
+    """The ``RerunOptions`` ``mfp.rerun`` builds from its keywords, built from the command line."""
+    from ..prove.options import RerunOptions
+
+    return RerunOptions(set=parse_sets(args.set or []), **common(args))
+
+
 def run(args: argparse.Namespace) -> int:
     cli_defaults()
     from ..present.rerun import as_json, dry_run_text, rerun_text
-    from ..prove import rerun
+    from ..prove.reproduce import rerun_with
     from ..prove.results import DryRun
 
-    result = rerun(args.run, set=parse_sets(args.set or []), **common(args))
+    result = rerun_with(args.run, options_of(args))
     if args.format == "json":
         emit(as_json(result), args.output)
     elif isinstance(result, DryRun):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -23,7 +24,6 @@ from .. import layout
 from ..compare.partial import has_fingerprint_tags, record_from_tags
 from ..compare.resolve import find_experiment_id, parse_record
 from ..errors import ExplainError, FingerprintError, ResolveError
-from ..limits import check_step
 from ..model.schema import check_version
 from ..model.vocabulary import Coverage
 from ..redact import masked_view
@@ -32,6 +32,7 @@ from ..tracking import store as tracking
 from ..tracking.progress import Progress
 from ..tracking.record_cache import RecordCache
 from .analysis import analyse
+from .options import ExplainOptions
 from .result import Explanation, Group, LeftOut, Missing, Noise, Outlier
 from .table import RunRecord, build
 
@@ -54,19 +55,6 @@ COUNTERS = frozenset(
 FINISHED = "FINISHED"
 # Shown to a user whose experiment mixes fingerprinted runs with runs that are not.
 ONLY_FINGERPRINTED = f"tags.`{layout.TAG_HASH}` LIKE '%'"
-
-
-def _at(at: str | int) -> str | int:
-    """``"final"`` or a step MLflow can store (``limits.check_step``)."""
-    if at == "final":
-        return "final"
-    step: Any = at
-    if isinstance(at, str) and at.strip().isdigit():
-        step = int(at)
-    try:
-        return check_step("--at", step)
-    except ValueError:
-        raise ExplainError(f"--at must be final or a step >= 0, not {at!r}") from None
 
 
 def _search(
@@ -204,6 +192,18 @@ def _record(run: reads.StoredRun, data: bytes | None, seen: Parsed) -> tuple[Run
     return RunRecord(run.run_id, {"params": params}, "params"), why
 
 
+@dataclass(frozen=True)
+class Asked:
+    """What a report is about: the experiment (as named, and its id), the metric, the step, and
+    the store its outliers' ``diff`` commands name."""
+
+    experiment: str
+    experiment_id: str
+    metric: str
+    at: str | int
+    tracking_uri: str | None
+
+
 def explain(
     experiment: str,
     *,
@@ -219,10 +219,27 @@ def explain(
 
     ``at`` is ``"final"`` (each run's last value) or a step. ``progress``: a line on stderr
     (where it is a terminal) while a read takes over 2 s (``tracking.progress``; the line is
-    cleared once the runs are read, and by the caller's ``close`` of a ``Progress`` it passed).
+    cleared once the runs are read, and by the caller's ``close`` of a ``Progress`` it passed);
+    the keywords are those of ``ExplainOptions``.
     Raises ``ExplainError`` (one line, a ``FingerprintError``) for an unknown experiment or
     metric and for fewer than 3 runs; ``ResolveError`` when the store does not answer."""
-    step = _at(at)
+    options = ExplainOptions(
+        metric=metric,
+        at=at,
+        filter_string=filter_string,
+        tracking_uri=tracking_uri,
+        include_unfinished=include_unfinished,
+        progress=progress,
+    )
+    return explain_with(experiment, options)
+
+
+def explain_with(experiment: str, options: ExplainOptions) -> Explanation:
+    """``explain`` of ``experiment`` as ``options`` say (the command line builds them from its
+    own)."""
+    metric, step, filter_string = options.metric, options.at, options.filter_string
+    tracking_uri, include_unfinished = options.tracking_uri, options.include_unfinished
+    progress = options.progress
     uri = tracking.effective_uri(tracking_uri)
     mlflow_client = tracking.reader(uri)
     experiment_id = find_experiment_id(mlflow_client, experiment, uri)
@@ -267,27 +284,17 @@ def explain(
             f"explain needs at least {MIN_RUNS} runs with {metric}: experiment {experiment!r} "
             f"has {len(used)}{where}" + (f" ({_left_summary(left)} left out)" if left else "")
         )
+    asked = Asked(experiment, experiment_id, metric, step, tracking_uri)
     if np.ptp(y) == 0:
         progress.close()
-        return _agreed(experiment, experiment_id, metric, step, y, left, notes)
+        return _agreed(asked, y, left, notes)
     data = reads.read_records(
         used, uri, reader=mlflow_client, progress=progress, cache=RecordCache.beside_spool()
     )
     progress.close()
     # values are bounded above, so numpy has nothing to warn of; none of its lines reaches a user
     with np.errstate(all="ignore"):
-        return _explained(
-            experiment,
-            experiment_id,
-            metric,
-            step,
-            used,
-            data,
-            np.array(y),
-            left,
-            notes,
-            tracking_uri,
-        )
+        return _explained(asked, used, data, np.array(y), left, notes)
 
 
 def _out_of_range(metric: str, value: float) -> str:
@@ -328,40 +335,30 @@ def _values(
 
 
 def _agreed(
-    experiment: str,
-    experiment_id: str,
-    metric: str,
-    step: str | int,
-    y: Sequence[float],
-    left: Sequence[LeftOut],
-    notes: Sequence[str],
+    asked: Asked, y: Sequence[float], left: Sequence[LeftOut], notes: Sequence[str]
 ) -> Explanation:
     """Every run has the same value: no spread, so no field, seed or noise floor to weigh."""
     return Explanation(
-        experiment=experiment,
-        experiment_id=experiment_id,
-        metric=metric,
-        at=step,
+        experiment=asked.experiment,
+        experiment_id=asked.experiment_id,
+        metric=asked.metric,
+        at=asked.at,
         runs=len(y),
         mean=float(y[0]),
         sd=0.0,
         noise=Noise(None, None, 0, 0),
         left_out=tuple(left),
-        notes=(*notes, f"all {len(y)} runs agree on {metric}: no spread to explain"),
+        notes=(*notes, f"all {len(y)} runs agree on {asked.metric}: no spread to explain"),
     )
 
 
 def _explained(
-    experiment: str,
-    experiment_id: str,
-    metric: str,
-    step: str | int,
+    asked: Asked,
     used: Sequence[reads.StoredRun],
     data: Mapping[str, bytes | None],
     y: np.ndarray,
     left: list[LeftOut],
     notes: list[str],
-    tracking_uri: str | None,
 ) -> Explanation:
     rows: list[RunRecord] = []
     partial: dict[str, tuple[Coverage, str]] = {}
@@ -399,7 +396,8 @@ def _explained(
                 float(np.std(y[members], ddof=1)),
             )
         )
-    suffix = f" --tracking-uri {tracking.shown(tracking_uri)}" if tracking_uri else ""
+    uri = asked.tracking_uri
+    suffix = f" --tracking-uri {tracking.shown(uri)}" if uri else ""
     outliers = tuple(
         Outlier(
             used[o.run].run_id,
@@ -412,10 +410,10 @@ def _explained(
         for o in found.outlying
     )
     return Explanation(
-        experiment=experiment,
-        experiment_id=experiment_id,
-        metric=metric,
-        at=step,
+        experiment=asked.experiment,
+        experiment_id=asked.experiment_id,
+        metric=asked.metric,
+        at=asked.at,
         runs=len(used),
         mean=float(y.mean()),
         sd=float(np.std(y, ddof=1)),

@@ -142,10 +142,10 @@ def announce_end(writer: Any) -> None:
     if writer is None:
         return
     from ..run.announce import announce
-    from ..run.options import Options
+    from ..run.options import FingerprintOptions
 
     try:
-        announce(writer, Options())
+        announce(writer, FingerprintOptions())
     except Exception:  # the run is stored; the line is a courtesy
         return
 

@@ -7,7 +7,8 @@ return frozen results whose ``to_dict()`` is the command line's JSON. The parts:
 a recorded run needs to run again, checked), ``worktree`` (its code), ``launch`` (one rerun:
 command, directory, variables, overrides), ``process`` (the executor protocol and the local
 process group), ``rerunner`` (reruns of one run, found and ended), ``curves`` (whose curve a
-rerun followed), ``search`` (the halving, a pure function), ``results``.
+rerun followed), ``search`` (the halving, a pure function), ``results``, ``options`` (what
+``rerun`` and ``bisect`` take, as the API and the command line build it).
 
 Nothing imports this package until a rerun is asked for (``mlflow_fingerprint`` loads it on
 first use of ``mfp.rerun`` or ``mfp.bisect``).
@@ -16,7 +17,16 @@ first use of ``mfp.rerun`` or ``mfp.bisect``).
 from __future__ import annotations
 
 from .bisection import bisect
+from .options import BisectOptions, RerunOptions
 from .reproduce import rerun
 from .results import BisectResult, DryRun, RerunResult
 
-__all__ = ["BisectResult", "DryRun", "RerunResult", "bisect", "rerun"]
+__all__ = [
+    "BisectOptions",
+    "BisectResult",
+    "DryRun",
+    "RerunOptions",
+    "RerunResult",
+    "bisect",
+    "rerun",
+]

@@ -25,7 +25,7 @@ from typing import Any
 from ..compare.fields import field_changes
 from ..compare.report import Difference
 from ..compare.settable import Knob, code_knobs, recorded_env
-from ..errors import BuildFailed, UsageError
+from ..errors import BuildFailed
 from ..model.fields import (
     DATA_GENERATOR_SEED,
     DATA_LOADERS,
@@ -44,12 +44,13 @@ from . import search as halving
 from .curves import Comparison, Metrics, compare
 from .environments import Environments
 from .launch import Plan, masked, overrides_of, shown
+from .options import BisectOptions
 from .package_sets import settle, would_build
 from .pair import Setup, not_here, planned, setup
 from .placement import KIND_FIELD, NoNode, Placement, is_cluster, offered_line, placement
 from .process import Executor, LocalProcess, Pool, free_cores
 from .recorded import Recorded, fingerprint_of
-from .reproduce import check_until, origin_of, time_bound
+from .reproduce import origin_of, time_bound
 from .rerunner import Outcome, Rerunner, Slot, quiet
 from .results import BisectResult, Cause, DryRun, Rerun
 from .search import Search
@@ -228,17 +229,34 @@ def bisect(
     ``until_step``: where each rerun stops (default: the step where A and B part, plus 2).
     ``timeout``: seconds each rerun may run (default 3x A's wall time plus 2 minutes).
     ``dry_run``: say what would run, run nothing. ``repo``: the clone of the runs' repository.
-    ``jobs``: reruns run at once (default: what the executor can hold; locally the free cores).
+    ``jobs``: reruns run at once (default: what the executor can hold; locally the free cores);
+    the keywords are those of ``BisectOptions``.
     Raises ``UsageError`` (one line) on bad input; a KeyboardInterrupt ends the running
     rerun's training, removes the worktrees and marks its run KILLED before it propagates."""
-    say = progress or quiet
+    options = BisectOptions(
+        until_step=until_step,
+        timeout=timeout,
+        dry_run=dry_run,
+        tracking_uri=tracking_uri,
+        experiment=experiment,
+        repo=repo,
+        executor=executor,
+        progress=progress,
+        jobs=jobs,
+    )
+    return bisect_with(a, b, options)
+
+
+def bisect_with(a: str, b: str, options: BisectOptions) -> BisectResult | DryRun:
+    """``bisect`` of A and B as ``options`` say (the command line builds them from its own)."""
+    o = options
+    say = o.progress or quiet
     started = time.monotonic()
     require_git()
-    check_until(until_step)
-    width = jobs_for(jobs, executor)
-    s = setup(a, b, tracking_uri, experiment, until_step)
-    bound = time_bound(s.a, timeout)
-    run_on = executor or LocalProcess(slots=width)
+    width = jobs_for(o.jobs, o.executor)
+    s = setup(a, b, o)
+    bound = time_bound(s.a, o.timeout)
+    run_on = o.executor or LocalProcess(slots=width)
     placed: Placement | None = None
     if is_cluster(run_on):
         try:
@@ -253,9 +271,9 @@ def bisect(
         refused = not_here(s.a, s.b, s.until, s.sides)
         if refused is not None:
             return refused
-    origin = origin_of(repo)
+    origin = origin_of(o.repo)
     envs = Environments()
-    if dry_run:
+    if o.dry_run:
         plan = planned(settle(s, envs, build=False).setup, origin, bound, would_build(s, envs))
         if placed is None:
             return plan
@@ -320,11 +338,10 @@ def bisect(
 
 
 def jobs_for(jobs: int | None, executor: Executor | None) -> int:
-    """How many reruns run at once: ``jobs`` where given, else what the executor can hold
-    (a pool's slots; locally the free cores; one for an executor that runs one job at a time)."""
+    """How many reruns run at once: ``jobs`` where given (checked by ``BisectOptions``), else
+    what the executor can hold (a pool's slots; locally the free cores; one for an executor
+    that runs one job at a time)."""
     if jobs is not None:
-        if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-            raise UsageError(f"jobs must be a whole number of 1 or more, not {jobs!r}")
         return jobs
     if executor is None:
         return free_cores()

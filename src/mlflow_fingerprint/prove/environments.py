@@ -93,11 +93,6 @@ def index_options(environ: Mapping[str, str] | None = None) -> list[str]:
     return out
 
 
-def cache_root() -> Path:
-    where = os.environ.get(settings.ENV_CACHE)
-    return Path(where) if where else Path.home() / ".cache" / "mlflow-fingerprint" / "envs"
-
-
 def uv_command() -> str | None:
     """The uv beside this interpreter (the set-up installs it there), else on PATH."""
     beside = Path(sys.executable).parent / "uv"
@@ -113,7 +108,7 @@ def size_mib(path: Path) -> float:
 class Environments:
     """The environments one bisect builds, by content; each built once."""
 
-    root: Path = field(default_factory=cache_root)
+    root: Path = field(default_factory=settings.env_cache_root)
     indexes: list[str] = field(default_factory=index_options)
     failed: dict[str, str] = field(default_factory=dict)
     here: Mapping[str, str] = field(default_factory=installed_distributions)

@@ -16,6 +16,7 @@ from ..errors import UsageError
 from ..model.fields import PACKAGES_DIGEST, PROGRAM_SOURCES_FILES
 from .curves import Metrics, parted_at, read, summary_differs
 from .launch import Plan, launch_for, overrides_of, shown
+from .options import Reruns
 from .recorded import Recorded, differences, machine_gaps, recorded
 from .reproduce import code_note
 from .results import BisectResult, DryRun
@@ -39,11 +40,11 @@ class Setup:
     sides: Split
 
 
-def setup(
-    a: str, b: str, tracking_uri: str | None, experiment: str | None, until_step: int | None
-) -> Setup:
-    ra = recorded(a, tracking_uri, experiment, "A")
-    rb = recorded(b, tracking_uri, experiment, "B")
+def setup(a: str, b: str, options: Reruns) -> Setup:
+    """A and B read from where ``options`` say, with the step their reruns stop at."""
+    ra = recorded(a, options.tracking_uri, options.experiment, "A")
+    rb = recorded(b, options.tracking_uri, options.experiment, "B")
+    until_step = options.until_step
     names = shared_metric_names(ra.resolved, rb.resolved, None)
     if not names:
         raise UsageError("A and B share no metric: there is no curve to bisect")

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from .. import limits
-from ..compare.settable import Knob
 from ..errors import UsageError
 from .curves import compare, read
-from .launch import OPTION_PREFIX, Plan, launch_for, overrides_of, shown
+from .launch import Plan, launch_for, overrides_of, shown
+from .options import RerunOptions
 from .placement import NoNode, home_of, is_cluster, offered_line
 from .process import Executor, LocalProcess
 from .recorded import Recorded, machine_gaps, recorded
@@ -24,8 +24,6 @@ from .rerunner import Rerunner, quiet
 from .results import DryRun, MachineGap, RerunResult
 from .signals import ending_on_signals
 from .worktree import checkout, matches_here, repository_root, require_git
-
-T = TypeVar("T")
 
 # A rerun's default time bound: three times the run's own wall time, plus two minutes for the
 # interpreter, the imports and the store (docs/design.md, "What a rerun may touch").
@@ -36,51 +34,13 @@ UNKNOWN_WALL_TIMEOUT_S = 3600.0
 
 
 def time_bound(a: Recorded, timeout: float | None) -> float:
-    """Seconds a rerun of ``a`` may run: ``timeout``, else 3x its wall time plus 2 minutes (at
-    most the longest bound a timer takes)."""
+    """Seconds a rerun of ``a`` may run: ``timeout`` (checked by ``Reruns``), else 3x its wall
+    time plus 2 minutes (at most the longest bound a timer takes)."""
     if timeout is not None:
-        return _checked(limits.check_seconds, "timeout", timeout)
+        return float(timeout)
     if a.wall_s is None:
         return UNKNOWN_WALL_TIMEOUT_S
     return min(WALL_FACTOR * a.wall_s + WALL_MARGIN_S, limits.MAX_SECONDS)
-
-
-def check_until(until_step: int | None) -> None:
-    if until_step is not None:
-        _checked(limits.check_step, "until_step", until_step)
-
-
-def _checked(check: Callable[[str, Any], T], name: str, value: Any) -> T:
-    """``check(name, value)``, its refusal one line of bad input."""
-    try:
-        return check(name, value)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "null" if value is None else str(value)
-
-
-def knobs_of(values: Mapping[str, Any]) -> list[Knob]:
-    """Overrides (field -> value) as knobs: a setting the decorator forces (typed and checked by
-    the parser it uses) or a command-line option (``program.options.NAME``; None removes the
-    option, True makes it a bare flag)."""
-    from ..run.apply import parse_override
-
-    knobs = []
-    for name, value in values.items():
-        if not isinstance(name, str) or not name:
-            raise UsageError(f"an override is FIELD=VALUE, not {name!r}")
-        if name.startswith(OPTION_PREFIX) and len(name) > len(OPTION_PREFIX):
-            option = value if value is None or isinstance(value, bool) else str(value)
-            knobs.append(Knob("option", name[len(OPTION_PREFIX) :], name, None, option, "recipe"))
-            continue
-        key, typed = parse_override(name, _text(value))
-        knobs.append(Knob("apply", key, name, None, typed, "recipe"))
-    return knobs
 
 
 def origin_of(repo: str | Path | None) -> Path:
@@ -114,18 +74,35 @@ def rerun(
     ``program.options.NAME``, ...). ``until_step``: stop the rerun once a metric past that step
     is logged. ``timeout``: seconds the rerun may run (default 3x the run's wall time plus 2
     minutes). ``dry_run``: say what would run, run nothing. ``repo``: the clone of the run's
-    repository to check its code out of (default: the one the working directory is in).
+    repository to check its code out of (default: the one the working directory is in); the
+    keywords are those of ``RerunOptions``.
     Raises ``UsageError`` (one line) on bad input; a KeyboardInterrupt ends the rerun's
     training, removes its worktree and marks its run KILLED before it propagates."""
-    say = progress or quiet
+    options = RerunOptions(
+        set=set or {},
+        until_step=until_step,
+        timeout=timeout,
+        dry_run=dry_run,
+        tracking_uri=tracking_uri,
+        experiment=experiment,
+        repo=repo,
+        executor=executor,
+        progress=progress,
+    )
+    return rerun_with(run, options)
+
+
+def rerun_with(run: str, options: RerunOptions) -> RerunResult | DryRun:
+    """``rerun`` of ``run`` as ``options`` say (the command line builds them from its own)."""
+    o = options
+    say = o.progress or quiet
     require_git()
-    check_until(until_step)
-    knobs = knobs_of(set or {})
-    a = recorded(run, tracking_uri, experiment, "RUN")
-    bound = time_bound(a, timeout)
-    origin = origin_of(repo)
+    knobs = o.knobs()
+    a = recorded(run, o.tracking_uri, o.experiment, "RUN")
+    bound = time_bound(a, o.timeout)
+    origin = origin_of(o.repo)
     plan, overrides = Plan.of(knobs), overrides_of(knobs)
-    run_on = executor or LocalProcess()
+    run_on = o.executor or LocalProcess()
     notes: tuple[str, ...] = (code_note(a, origin),)
     home = None
     if is_cluster(run_on):
@@ -134,14 +111,14 @@ def rerun(
         try:
             home = home_of(a.record, offered).name
         except NoNode as exc:
-            if not dry_run:
+            if not o.dry_run:
                 raise UsageError(str(exc)) from None
             notes += (str(exc),)
-    if dry_run:
+    if o.dry_run:
         launch = launch_for(
             a.recipe,
             plan,
-            stop_after=until_step,
+            stop_after=o.until_step,
             watch_steps=(),
             timeout_s=bound,
             overrides=overrides,
@@ -151,7 +128,7 @@ def rerun(
             (a.run_id,),
             (("the rerun", launch.describe(a.uri)),),
             notes=notes,
-            until_step=until_step,
+            until_step=o.until_step,
         )
     if home is None:
         gaps = tuple(MachineGap(d.field, d.a, d.b) for d in machine_gaps(a.record))
@@ -162,13 +139,13 @@ def rerun(
     names = sorted(a.resolved.metrics)
     with ending_on_signals(), checkout(a.recipe, origin) as tree:
         runner = Rerunner(
-            a, tree, origin, names, run_on, bound, until_step, progress=say, home=home
+            a, tree, origin, names, run_on, bound, o.until_step, progress=say, home=home
         )
         say(f"rerunning {a.run_id} in {tree} (time bound {bound:.0f} s)")
         outcome = runner.run(plan, overrides)
     reference = read(a.uri, a.run_id, names)
     stopped = outcome.stopped_at is not None
-    found = compare(outcome.metrics, reference, until_step, stopped)
+    found = compare(outcome.metrics, reference, o.until_step, stopped)
     return RerunResult(
         run_id=outcome.run_id,
         rerun_of=a.run_id,
@@ -176,7 +153,7 @@ def rerun(
         reproduced=found.same,
         first_divergence_step=found.parted,
         stopped_at=outcome.stopped_at,
-        until_step=until_step if stopped else None,
+        until_step=o.until_step if stopped else None,
         machine_differs=gaps,
         summary_differs=found.summary,
         wall_s=outcome.wall_s,

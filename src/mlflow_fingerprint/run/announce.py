@@ -25,7 +25,7 @@ from ..redact import strip_url_credentials
 from ..settings import settings
 from ..tracking import uploader
 from ..wrap import command_lines, fit
-from .options import Options
+from .options import FingerprintOptions
 
 WAIT_S = 0.5  # the most the end of a run waits for the run to compare it with
 DESCRIBER = "mlflow_fingerprint.cli.describe_run"
@@ -88,7 +88,7 @@ def hint(run_id: str, previous: str | None, where: str) -> tuple[str, str]:
     return "compare it with the previous run", f"fingerprint diff {previous} {run_id}{where}"
 
 
-def announce(writer: uploader.RunWriter, o: Options) -> None:
+def announce(writer: uploader.RunWriter, o: FingerprintOptions) -> None:
     """Print the closing line of the run ``writer`` made and have its description written. The
     line is off with ``quiet=True`` or MLFLOW_FINGERPRINT_QUIET=1, the description with
     MLFLOW_FINGERPRINT_DESCRIBE=0; nothing for a run that has no id (never created)."""

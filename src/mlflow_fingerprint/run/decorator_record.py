@@ -13,7 +13,7 @@ from ..capture import RunInfo
 from ..capture.context import DeterminismRequest
 from ..capture.options import FoundOptions
 from ..redact import redact_text
-from .options import Options
+from .options import FingerprintOptions
 from .prepare import Forced, Prepared
 from .seeding import Determinism
 from .started import Started
@@ -22,7 +22,7 @@ SEEDED_BY = "mlflow_fingerprint.fingerprinted"
 
 
 def run_info(
-    options: Options,
+    options: FingerprintOptions,
     prep: Prepared | None,
     call: Mapping[str, Any],
     stage: str,
@@ -57,7 +57,7 @@ def run_info(
 
 
 def decorator_record(
-    options: Options,
+    options: FingerprintOptions,
     prep: Prepared | None,
     captures: list[dict[str, Any]],
     stopped_at: int | None,

@@ -41,7 +41,7 @@ from . import current, publish, ranks
 from .announce import announce
 from .apply import Overrides
 from .decorator_record import decorator_record, run_info
-from .options import Options
+from .options import FingerprintOptions
 from .prepare import Prepared, prepare, rerun_requests, with_forced
 from .ranks import RankGroup, RankMetrics
 from .start import attach, start_event, start_timeout
@@ -97,7 +97,7 @@ class FingerprintRun:
 
     def __init__(
         self,
-        options: Options,
+        options: FingerprintOptions,
         loaders: list[Any],
         call: Mapping[str, Any] | None = None,
         program_options: FoundOptions | None = None,

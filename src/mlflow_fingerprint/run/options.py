@@ -1,6 +1,6 @@
-"""``Options``: the keyword arguments of ``fingerprinted``, held apart from the decorator because
-every part of a run reads them (its preparation, its start in MLflow, its end, its closing line)
-and none of those parts may import the decorator that builds them."""
+"""``FingerprintOptions``: the keyword arguments of ``fingerprinted``, held apart from the
+decorator because every part of a run reads them (its preparation, its start in MLflow, its end,
+its closing line) and none of those parts may import the decorator that builds them."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ MAX_DECLARED = 2**31 - 1
 
 
 @dataclass(frozen=True)
-class Options:
+class FingerprintOptions:
     """The keyword arguments of ``fingerprinted``; validated when the decorator is built, so a bad
     argument fails before training rather than in the middle of it."""
 
@@ -40,6 +40,12 @@ class Options:
     program_options: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
+        # frozen copies: a caller's dict changed after the decorator is built changes no run
+        object.__setattr__(self, "tags", MappingProxyType(dict(self.tags)))
+        if self.program_options is not None:
+            object.__setattr__(
+                self, "program_options", MappingProxyType(dict(self.program_options))
+            )
         determinism_mode(self.deterministic)
         ranks.metric_mode(self.metrics)
         if self.seed is not None:

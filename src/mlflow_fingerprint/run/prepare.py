@@ -25,7 +25,7 @@ from .apply import (
 )
 from .first_step import FirstStepRecorder
 from .loaders import LoaderRecorder
-from .options import Options
+from .options import FingerprintOptions
 from .seeding import Determinism, apply_determinism, optional_torch, seed_recording
 
 
@@ -80,7 +80,7 @@ def rerun_requests() -> tuple[Overrides, int | None]:
         raise SystemExit(2) from None
 
 
-def with_forced(options: Options, overrides: Overrides) -> Options:
+def with_forced(options: FingerprintOptions, overrides: Overrides) -> FingerprintOptions:
     """The options with a rerun's forced seed and determinism, which act as the arguments would."""
     if not overrides.values:
         return options
@@ -92,7 +92,7 @@ def with_forced(options: Options, overrides: Overrides) -> Options:
 
 
 def prepare(
-    options: Options,
+    options: FingerprintOptions,
     overrides: Overrides,
     stop_after: int | None,
     on_first_iter: Callable[[], None],

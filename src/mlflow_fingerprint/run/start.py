@@ -18,7 +18,7 @@ from ..settings import RERUN_OF, RERUN_TOKEN
 from ..tracking import uploader
 from ..tracking.events import CreateRun, JoinRun
 from . import current, publish
-from .options import Options
+from .options import FingerprintOptions
 from .provider_pause import pause_provider
 
 if TYPE_CHECKING:
@@ -30,7 +30,12 @@ LOCAL_START_TIMEOUT_S = 120.0
 
 
 def start_event(
-    options: Options, mlflow: Any, fp: Fingerprint, uri: str, spool_id: str, secrets: set[str]
+    options: FingerprintOptions,
+    mlflow: Any,
+    fp: Fingerprint,
+    uri: str,
+    spool_id: str,
+    secrets: set[str],
 ) -> JoinRun | CreateRun:
     """Join the active run (a run the user opened), or create a new one (nested under an
     outer ``fingerprinted`` run, or under the active run with ``nested=True``)."""

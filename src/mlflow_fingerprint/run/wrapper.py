@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable, Mapping
-from types import MappingProxyType
 from typing import Any, Literal, TypeVar
 
 from ..capture.options import find as find_options
@@ -33,7 +32,7 @@ from ..model.vocabulary import MetricsMode
 from . import current
 from .lifecycle import FingerprintRun
 from .loaders import find_loaders
-from .options import Options
+from .options import FingerprintOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,7 +41,7 @@ class Fingerprinted:
     """What ``fingerprinted(...)`` returns: a decorator, and a context manager (re-entrant: each
     ``with`` or call opens its own run)."""
 
-    def __init__(self, options: Options) -> None:
+    def __init__(self, options: FingerprintOptions) -> None:
         self.options = options
         self._open: list[FingerprintRun] = []
 
@@ -159,13 +158,13 @@ def fingerprinted(
     logged, tags it ``fingerprint.stopped_at`` and exits the process with status 0. A bad value
     of either stops the program before training, with one line on stderr (exit status 2).
     """
-    options = Options(
+    options = FingerprintOptions(
         experiment=experiment,
         run_name=run_name,
         seed=seed,
         deterministic=deterministic,
         tracking_uri=tracking_uri,
-        tags=MappingProxyType(dict(tags or {})),
+        tags=tags or {},
         batch_size=batch_size,
         num_workers=num_workers,
         nested=nested,
@@ -173,7 +172,7 @@ def fingerprinted(
         flush_timeout_s=flush_timeout_s,
         metrics=metrics,
         quiet=quiet,
-        program_options=MappingProxyType(from_value(options)) if options is not None else None,
+        program_options=from_value(options) if options is not None else None,
     )
     decorator = Fingerprinted(options)
     return decorator(func) if func is not None else decorator
