@@ -1,5 +1,5 @@
 """``fingerprint rerun``'s command line (``cli/cmd_rerun.py``): ``--set FIELD=VALUE`` and what
-``rerun`` and ``bisect`` take alike; the reruns themselves are tests/system/test_bisect.py's."""
+``rerun`` and ``bisect`` take alike; the reruns themselves are tests/system/bisect/'s."""
 
 from __future__ import annotations
 
