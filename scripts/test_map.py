@@ -17,6 +17,7 @@ import ast
 import re
 import sys
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -145,9 +146,11 @@ class Entry:
     tests: tuple[str, ...]  # the test modules named after it (the expected one, its aspects)
 
 
+@cache
 def has_logic(path: Path) -> bool:
     """Whether a module defines a function or a method: a module of constants, of plain
-    dataclasses or of re-exports has nothing of its own to test."""
+    dataclasses or of re-exports has nothing of its own to test. Read once per path: the
+    unit test asks for the map three times."""
     tree = ast.parse(path.read_text(), str(path))
     return any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) for n in ast.walk(tree))
 
