@@ -44,7 +44,7 @@ os.environ["COLUMNS"] = "100"
 # the finalizers of cyclic garbage left at exit are skipped.
 os.environ.setdefault("MFP_TESTS_FROZEN_EXIT", "1")
 
-pytest_plugins = ["pytester", "support.fixtures", "support.tiers"]
+pytest_plugins = ["pytester", "support.fixtures", "support.tiers", "support.scopes"]
 
 
 @pytest.fixture(scope="session")

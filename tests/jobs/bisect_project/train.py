@@ -12,7 +12,7 @@ node's own library default does (the record keeps a folder's variable by name on
 tests give each node its own). ``--api-key`` is taken and not used, as
 a program's key to some service is; ``--note`` is a free-text note that changes nothing.
 
-``tests/system/test_bisect.py`` copies this folder into a temporary git repository and runs
+``tests/system/bisect/bisect_runs.py`` copies this folder into a temporary git repository and runs
 ``train.py`` as a user runs it, one process per run.
 """
 

@@ -12,7 +12,7 @@ The rules live in one module per subject (``gpu``, ``cuda_torch``, ``numerics``,
 a ``RULES`` tuple; ``base`` holds the ``Rule`` type and the lookup; ``compare/citations.py`` the
 ``Source`` type and the public pages and knowledge-base rows the rules cite
 (``mlflow_fingerprint/knowledge/determinism.md``, shipped in the package;
-``tests/test_compare_rules.py`` fails if a cited row disappears).
+``tests/unit/compare/rules/test_rules.py`` fails if a cited row disappears).
 
 A field path takes its most specific rule (most segments, then fewest wildcards). Among the
 differences of one effect class, a more likely cause (``prior``) ranks first, then the lower

@@ -1,28 +1,24 @@
-"""``fingerprint rerun`` and ``fingerprint bisect`` (and ``mfp.rerun`` / ``mfp.bisect``) on real
-trainings (issues 15 and 23).
+"""The bisect project the modules of this folder share (``conftest.py`` builds it once for
+them all): a small project (``tests/jobs/bisect_project``) committed into a temporary git
+repository in three commits: the project, a comment-only edit of ``helpers.py``, and a change of
+the model's forward in ``model.py``. Its ``train()`` returns its final metrics, as the README
+shows, so every run has a summary metric (``val_loss``) besides its curve (``loss``); the lr pair
+is bisected again without it (copies of its runs as a ``train()`` that returns nothing logs
+them). Pairs of runs are recorded from it, each differing in things of which exactly one moves
+the numbers; the others are the comment-only edit and the thread count, which do not change this
+tiny network's results.
 
-A small project (``tests/jobs/bisect_project``) is committed into a temporary git repository in
-three commits: the project, a comment-only edit of ``helpers.py``, and a change of the model's
-forward in ``model.py``. Its ``train()`` returns its final metrics, as the README shows, so every
-run has a summary metric (``val_loss``) besides its curve (``loss``); the lr pair is bisected
-again without it (copies of its runs as a ``train()`` that returns nothing logs them). Pairs of
-runs are recorded from it, each differing in things of which exactly one moves the numbers; the
-others are the comment-only edit and the thread count, which do not change this tiny network's
-results. A bisect must name the one and rule out the rest, by reruns that stop a few steps after
-the curves part.
-
-Cost: every training is a process that imports torch and MLflow. The runs are recorded once for
-the module, two at a time, and every bisect and rerun whose result several tests read runs once,
-two at a time, in the module's ``jobs``; the tests only read results. Runs that differ only in
-their record (another GPU, a crafted entry point) are copies of a recorded run with the record
-edited, not new trainings.
+Cost: every training is a process that imports torch and MLflow. The runs are recorded once, two
+at a time, and every bisect and rerun whose result several tests read runs once, two at a time,
+in ``run_jobs``; the tests only read results. Runs that differ only in their record (another
+GPU, a crafted entry point) are copies of a recorded run with the record edited, not new
+trainings.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import json
-import math
 import os
 import re
 import shutil
@@ -43,13 +39,21 @@ from mlflow_fingerprint.prove.recipe import diff_digest
 from support.gitrepo import git
 from support.paths import FIXTURES, JOBS, ROOT
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
-
 PROJECT = JOBS / "bisect_project"
+
+
 H100 = FIXTURES / "gpus" / "h100.json"
+
+
 PARALLEL = 2  # the CI machine's cores: two processes at a time
+
+
 TOKEN = "ghp_" + "Zq7" * 12  # a token-shaped value handed to --set: it must be stored nowhere
+
+
 ENV_TOKEN = "ghp_" + "Vx4" * 12  # a token in the training's environment: a digest, never set
+
+
 # B's environment: the variable the program reads (LR_SCALE) among seven it does not read, a
 # token, and a CI's own variable (volatile: no difference at all).
 ENVP = {
@@ -58,6 +62,7 @@ ENVP = {
     "SERVICE_TOKEN": ENV_TOKEN,
     "GITHUB_RUN_ID": "99",
 }
+
 
 # name -> (commit, arguments, extra environment). Every process runs with one torch thread (two
 # at a time on two cores); the "seed" run has two, a difference that changes nothing here.
@@ -75,6 +80,7 @@ RUNS: dict[str, tuple[str, list[str], dict[str, str]]] = {
     "envp": ("first", ["--seed", "0"], ENVP),
 }
 
+
 # What a CUDA build of torch that computed on the GPU records: with the GPU section read from an
 # H100's NVML (replayed), a copy of run "a" becomes one made on that GPU.
 ON_GPU = {
@@ -84,6 +90,8 @@ ON_GPU = {
     "toolkit": {"version": "12.8", "source": "torch"},
     "computed_on": "cuda",
 }
+
+
 RUN_LINE = re.compile(r"mlflow-fingerprint: run ([0-9a-f]{32}) ")
 
 
@@ -365,8 +373,8 @@ def make_clones(p: Project) -> None:
     )
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory, mlflow_db_template: Path) -> Project:
+def build_project(tmp_path_factory: pytest.TempPathFactory, mlflow_db_template: Path) -> Project:
+    """The project, its runs recorded and their copies made: conftest's ``project``."""
     p = Project(tmp_path_factory.mktemp("bisect"))
     # The store and the experiment exist before two trainings start at once (MLflow's first-use
     # migrations race); the artifacts live beside the store, not in the repository.
@@ -434,7 +442,11 @@ PAIRS = {
     "torchver": ("a", "torchver"),
     "h100": ("h100", "seed"),
 }
+
+
 BY_CLI = ("torchver", "envp")
+
+
 # How many reruns each bisect runs at once: one (the searches below count reruns), but the
 # environment pair's 8 settable differences, searched 4 at a time.
 JOBS = {"envp": 4}
@@ -519,8 +531,7 @@ def timed_out(project: Project) -> Ended:
     return ended(project, "w2", endless(project, "w2", "--timeout", "30"), before)
 
 
-@pytest.fixture(scope="module")
-def jobs(project: Project) -> dict[str, Any]:
+def run_jobs(project: Project) -> dict[str, Any]:
     """Every bisect and rerun whose result tests read, run once: two at a time, and beside them
     the two reruns ended from outside (asleep most of the time)."""
     import mlflow_fingerprint as mfp
@@ -594,284 +605,6 @@ def check_stops(report: dict) -> None:
         assert until < rerun["stopped_at"] <= until + 1, rerun
 
 
-@pytest.mark.parametrize(
-    ("pair", "cause", "sets"),
-    [
-        ("seed", "program.options.seed", "seeds.requested"),
-        ("lr", "program.options.lr", None),
-        ("code", "program.sources.files.model.py", None),
-        ("w2", "program.options.workers", "data.loaders.0.num_workers"),
-        ("det", "program.options.deterministic", "determinism.deterministic_algorithms"),
-        ("bare", "program.options.lr", None),
-    ],
-)
-def test_bisect_names_the_one_difference_that_moves_the_numbers(
-    project: Project, jobs: dict[str, Any], pair: str, cause: str, sets: str | None
-) -> None:
-    """With the summary metric the README's train() returns (``bare``: without it): reruns
-    stopped early never log it, and that is no divergence at step 0."""
-    done = jobs[f"bisect:{pair}"]
-    report = done.json()
-    assert done.code == 0, report
-    assert report["verdict"] == "proven"
-    assert cause_fields(report) == [cause]
-    if sets is not None:
-        assert sets in report["causes"][0]["sets"]
-    assert report["reruns"][0]["matches"] == "a"  # A reproduces itself here, summary or not
-    check_stops(report)
-    if pair == "seed":  # the comment-only edit and the thread count change nothing here
-        assert {"program.sources.files.helpers.py", "torch.threads.intra_op"} <= set(
-            report["ruled_out"]
-        )
-        # what seed 1 produced (the RNG states as training started) is beneath the cause,
-        # never ruled out
-        assert not [f for f in report["ruled_out"] if f.startswith("seeds.")], report
-        assert any(".state_digests." in f for f in report["causes"][0]["sets"]), report
-    if pair == "code":
-        assert "program.sources.files.helpers.py" in report["ruled_out"]
-    if pair != "seed":
-        assert report["cannot_set"] == []
-
-
-def test_reruns_are_named_for_what_they_are_and_run_names_still_work(
-    project: Project, jobs: dict[str, Any]
-) -> None:
-    """After a bisect of the demo's pair, each rerun is ``A·rerun N (what it set)``, no run but
-    A is named A, and ``diff A B -e EXPERIMENT`` finds the two runs and reports (exit 1)."""
-    report = jobs["bisect:w2"].json()
-    client = project.client()
-    names = [client.get_run(r["run_id"]).info.run_name for r in report["reruns"]]
-    assert names[0] == "A·rerun 1 (as recorded)", names
-    assert all(re.fullmatch(r"A·rerun \d+ \(.+\)", n) for n in names), names
-    assert any("workers=2" in n for n in names), names
-    done = project.cli("diff", "A", "B", "-e", "bisect")
-    assert done.code == 1, done.err
-    assert re.search(r"^A: A \([0-9a-f]{8}\)    B: B \([0-9a-f]{8}\)$", done.out, re.M), done.out
-
-
-def test_summary_metrics_are_compared_as_such(project: Project, jobs: dict[str, Any]) -> None:
-    """The runs share ``val_loss`` (a returned dict, logged once at the end) except the bare
-    pair; ``diff`` shows it as a summary and finds the curves' own first divergence."""
-    import mlflow_fingerprint as mfp
-    from mlflow_fingerprint.present import render
-
-    report = mfp.diff(project.ids["a"], project.ids["lr"], tracking_uri=project.uri)
-    metrics = {m["name"]: m for m in report.to_dict()["metrics"]}
-    assert metrics["val_loss"]["summary"] is True
-    assert metrics["val_loss"]["first_divergence_step"] is None
-    assert metrics["val_loss"]["equal"] is False
-    assert metrics["loss"]["summary"] is False
-    assert metrics["loss"]["first_divergence_step"] == 1  # the first step's loss is before lr acts
-    assert "summary (logged at the end)" in render(report, "text")
-    bare = mfp.diff(project.ids["bare_a"], project.ids["bare_lr"], tracking_uri=project.uri)
-    assert [m.name for m in bare.metrics] == ["loss"]
-    seed = jobs["bisect:lr"].json()
-    assert seed["until_step"] == 1 + 2  # parted at the curve's step, not at the summary's step 0
-
-
-def test_bisect_of_one_cause_costs_at_most_log2_k_plus_2_reruns(jobs: dict[str, Any]) -> None:
-    for pair in ("seed", "code", "lr"):
-        report = jobs[f"bisect:{pair}"].json()
-        k = len(report["ruled_out"]) + len(report["causes"])
-        assert len(report["reruns"]) <= math.ceil(math.log2(k)) + 2, (pair, k, report["reruns"])
-    assert len(jobs["bisect:seed"].json()["ruled_out"]) >= 3
-
-
-def test_unseeded_workers_are_nondeterministic_and_the_switch_is_named(
-    jobs: dict[str, Any],
-) -> None:
-    done = jobs["bisect:free"]
-    report = done.json()
-    assert done.code == 0, report
-    assert report["verdict"] == "nondeterministic"
-    assert cause_fields(report) == ["data.loaders"]
-    baseline, *switched = report["reruns"]
-    assert baseline["matches"] != "a"
-    assert baseline["overrides"] == {}
-    assert len(switched) == 2
-    assert all(r["overrides"] == {"data.loaders": 0} for r in switched)
-
-
-def test_what_no_rerun_can_set_is_not_settable_never_proven(jobs: dict[str, Any]) -> None:
-    """Only torch's version differs: A reproduces itself, nothing settable is left, and the
-    bisect names what it could not set."""
-    done = jobs["bisect:torchver"]
-    report = done.json()
-    assert done.code == 1, report
-    assert report["verdict"] == "not_settable"
-    assert report["causes"] == []
-    assert report["cannot_set"] == ["torch.version"]
-    assert [r["matches"] for r in report["reruns"]][:1] == ["a"]
-
-
-def test_a_variable_the_program_reads_is_proven_four_reruns_at_a_time(
-    project: Project, jobs: dict[str, Any]
-) -> None:
-    """B ran with ``LR_SCALE=2`` (read by the training, logged as a param) and seven variables
-    it never reads, a token and a CI's variable. ``diff`` names the variable; ``bisect --jobs 4``
-    proves it in at most 3 rounds, rules out the seven, lists the token as what no rerun sets
-    (recorded as a digest, stored nowhere) and mentions the CI's variable only by name, among
-    the volatile ones a full report lists."""
-    import mlflow_fingerprint as mfp
-
-    compared = mfp.diff(project.ids["a"], project.ids["envp"], tracking_uri=project.uri)
-    report = compared.to_dict(include_none=True)  # the token changes nothing shown: effect none
-    fields = {d["field"]: d for d in report["differences"]}
-    assert "GITHUB_RUN_ID" in fields["program.env_volatile"]["b"]
-    assert "program.env.GITHUB_RUN_ID" not in fields
-    assert fields["program.env.LR_SCALE"]["effect"] == "recipe"
-    assert fields["program.env.UNUSED_2"]["effect"] == "none"  # 2 too, but lr_scale is not its
-    assert fields["program.env.SERVICE_TOKEN"]["b"].startswith("*** sha256:")
-    done = jobs["bisect:envp"]
-    result = done.json()
-    assert done.code == 0, done.err[-3000:]
-    assert result["verdict"] == "proven"
-    assert cause_fields(result) == ["program.env.LR_SCALE"]
-    assert {f"program.env.UNUSED_{i}" for i in range(7)} <= set(result["ruled_out"])
-    assert "program.env.SERVICE_TOKEN" in result["cannot_set"]
-    assert (result["jobs"], result["rounds"] <= 3) == (4, True), result["rounds"]
-    assert result["wall_s"] > 0
-    for text in (json.dumps(compared.to_dict()), done.out + done.err):
-        assert "GITHUB_RUN_ID" not in text
-    for text in (json.dumps(report), done.out + done.err):
-        assert ENV_TOKEN not in text
-    stored = [
-        path
-        for path in project.base.rglob("*")
-        if path.is_file() and not path.is_symlink() and ENV_TOKEN.encode() in path.read_bytes()
-    ]
-    assert stored == []
-
-
-def test_a_run_recorded_on_another_gpu_claims_no_cause(jobs: dict[str, Any]) -> None:
-    done = jobs["bisect:h100"]
-    report = done.json()
-    assert done.code == 1
-    assert report["verdict"] == "not_settable"
-    assert report["causes"] == []
-    assert any(f.startswith("gpu.") for f in report["cannot_set"])
-    assert report["reruns"] == []
-
-
-def test_a_recorded_variable_that_would_run_code_is_never_applied(
-    project: Project, jobs: dict[str, Any]
-) -> None:
-    report = jobs["bisect:seed"].json()
-    assert {
-        "torch.threads.env.PYTHONPATH",
-        "numerics.env.LD_PRELOAD",
-        "determinism.env.PYTHONSTARTUP",
-    } <= set(report["cannot_set"])
-    assert not (project.base / "canary").exists()
-
-
-def test_rerun_reproduces_a_run_that_returned_its_final_metrics(
-    project: Project, jobs: dict[str, Any]
-) -> None:
-    import mlflow
-
-    done = jobs["rerun:until"]
-    result = done.json()
-    assert done.code == 0, done.err[-3000:]
-    assert result["reproduced"] is True
-    assert result["stopped_at"] == 3
-    assert result["summary_differs"] == []
-    tags = mlflow.MlflowClient(project.uri).get_run(result["run_id"]).data.tags
-    assert tags[layout.TAG_RERUN_OF] == project.ids["a"]
-    assert tags[layout.TAG_STOPPED_AT] == "3"
-
-
-def test_rerun_with_set_values_says_what_it_set_and_stores_no_secret(
-    project: Project, jobs: dict[str, Any]
-) -> None:
-    import mlflow
-
-    done = jobs["rerun:set"]
-    result = done.json()
-    assert done.code == 1, done.err[-3000:]
-    assert result["reproduced"] is False
-    expected = {
-        "seeds.requested": 5,
-        "program.options.lr": "0.3",
-        "program.options.api-key": "***",
-    }
-    assert result["overrides"] == expected
-    tags = mlflow.MlflowClient(project.uri).get_run(result["run_id"]).data.tags
-    assert json.loads(tags[layout.TAG_OVERRIDES]) == expected
-    assert TOKEN not in done.out + done.err
-    stored = [
-        path
-        for path in project.base.rglob("*")
-        if path.is_file() and not path.is_symlink() and TOKEN.encode() in path.read_bytes()
-    ]
-    assert stored == []  # the store, its artifacts, the spool
-
-
-def test_a_run_opened_with_mlflow_start_run_can_be_rerun(jobs: dict[str, Any]) -> None:
-    """The run context provider tags it as a rerun; it runs to its end (no stop: the decorator
-    is not there to take it) and its diff against the run follows."""
-    done = jobs["rerun:plain"]
-    assert done.code == 0, done.err[-3000:]
-    assert "reproduced: every metric equal, bit for bit, over the whole run" in done.out
-    assert "verdict: same_results" in done.out
-
-
-def test_the_python_api_gives_the_command_line_s_results(jobs: dict[str, Any]) -> None:
-    """``mfp.bisect`` and ``mfp.rerun`` return what the command line prints (their own reruns:
-    new run ids, the same conclusions)."""
-    ours, cli = jobs["api:bisect:torchver"], jobs["bisect:torchver"]
-    assert ours.code == cli.code
-    for key in ("verdict", "causes", "ruled_out", "cannot_set", "until_step"):
-        assert ours.json()[key] == cli.json()[key], key
-    ours, cli = jobs["api:rerun:until"], jobs["rerun:until"]
-    assert ours.code == cli.code == 0
-    for key in ("reproduced", "first_divergence_step", "stopped_at", "overrides", "rerun_of"):
-        assert ours.json()[key] == cli.json()[key], key
-
-
-def test_no_rerun_leaves_a_worktree(project: Project, jobs: dict[str, Any]) -> None:
-    assert jobs  # every bisect and rerun has run
-    assert project.leftovers() == []
-
-
-def test_dry_run_prints_each_rerun_and_runs_nothing(
-    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.chdir(project.repo)
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", project.uri)
-    client = project.client()
-    experiment = client.get_experiment_by_name("bisect").experiment_id
-    before = len(client.search_runs([experiment]))
-    code, out, err = cli_here(
-        monkeypatch,
-        capsys,
-        *("rerun", project.ids["a"], "--set", f"program.options.api-key={TOKEN}"),
-        *("--dry-run", "--format", "json"),
-    )
-    assert code == 0, err
-    (launch,) = json.loads(out)["launches"]
-    assert launch["commit"] == project.commits["first"]
-    assert launch["entry"]["path"] == "train.py"
-    assert launch["argv"][:3] == ["train.py", "--seed", "0"]
-    assert "***" in launch["argv"]
-    assert launch["cwd"] == "."
-    assert launch["env"]["MLFLOW_FINGERPRINT_RERUN_OF"] == project.ids["a"]
-    assert launch["overrides"] == {"program.options.api-key": "***"}
-    assert TOKEN not in out + err
-    code, out, err = cli_here(
-        monkeypatch, capsys, "bisect", project.ids["a"], project.ids["seed_env"], "--dry-run"
-    )
-    assert code == 0, err
-    assert "program.options.seed: 0 -> 1 (option)" in out
-    assert "torch.threads.env.OMP_NUM_THREADS: 1 -> 2 (env)" in out
-    assert "OMP_NUM_THREADS=2" in out  # the largest rerun's environment
-    settable, cannot = out.split("cannot be set here:")
-    assert "PYTHONPATH" not in settable
-    assert "torch.threads.env.PYTHONPATH" in cannot
-    assert len(client.search_runs([experiment])) == before
-    assert project.leftovers() == []
-
-
 def cli_here(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
 ) -> tuple[int, str, str]:
@@ -890,162 +623,3 @@ def cli_here(
     code = main(list(args))
     out, err = capsys.readouterr()
     return code, out, err
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["rerun", "RUN_interactive"], "started interactively"),
-        (["rerun", "RUN_dirty"], "stored diff is not the one it ran with"),
-        (["rerun", "RUN_stale"], "no longer applies"),
-        (["bisect", "0" * 32, "1" * 32], "no run with id"),
-        (["rerun", "a" * 31], "not a fingerprint file"),
-        (["rerun", "RUN_a", "--set", "seeds.requested=many"], "seeds.requested"),
-        (["rerun", "RUN_a", "--set", "numerics.env.LD_PRELOAD=/x.so"], "LD_PRELOAD"),
-        (["rerun", "RUN_a", "--timeout", "0"], "--timeout must be a number of seconds"),
-        (["rerun", "RUN_abs_entry"], "the entry point"),
-        (["rerun", "RUN_up_entry"], "the entry point '../canary.py'"),
-        (["rerun", "RUN_argv0"], "argv[0]"),
-        (["rerun", "RUN_cwd_out"], "the working directory '../..'"),
-        (["rerun", "RUN_stdlib"], "module 'http.server'"),
-        (["bisect", "RUN_argv0", "RUN_seed"], "argv[0]"),
-    ],
-)
-def test_bad_input_is_one_line_and_exit_2(
-    project: Project,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    args: list[str],
-    message: str,
-) -> None:
-    monkeypatch.chdir(project.repo)
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", project.uri)
-    args = [project.ids[a[4:]] if a.startswith("RUN_") else a for a in args]
-    code, out, err = cli_here(monkeypatch, capsys, *args)
-    assert code == 2, out + err
-    errors = [line for line in err.splitlines() if ": error: " in line]
-    assert len(errors) == 1, err
-    assert message in errors[0], err
-    assert "Traceback" not in err
-    assert not (project.base / "canary").exists()
-    assert project.leftovers() == []
-
-
-def test_a_training_that_fails_in_a_rerun_is_one_line(
-    project: Project, jobs: dict[str, Any]
-) -> None:
-    message = jobs["rerun:oops"]
-    assert "\n" not in message
-    assert "the training failed in the rerun (exit 2)" in message
-    assert "invalid int value" in message
-    assert project.leftovers() == []
-
-
-def test_diff_names_the_bisect_that_settles_it(project: Project) -> None:
-    import mlflow_fingerprint as mfp
-    from mlflow_fingerprint.present import render
-
-    a, lr = project.ids["a"], project.ids["lr"]
-    notes = mfp.diff(a, lr, tracking_uri=project.uri).notes
-    assert f"fingerprint bisect {a} {lr}" in " ".join(notes)
-    same = mfp.diff(a, a, tracking_uri=project.uri)
-    assert "fingerprint bisect" not in render(same, "text")
-
-
-# -- time bounds and signals ---------------------------------------------------------------------
-
-
-def test_sigterm_ends_the_training_its_worktree_and_its_run(
-    project: Project, jobs: dict[str, Any]
-) -> None:
-    end = jobs["signal:term"]
-    assert end.code == 128 + signal.SIGTERM, end.err[-3000:]
-    assert "fingerprint: ended by SIGTERM" in end.err
-    assert "Traceback" not in end.err
-    assert end.training
-    assert end.left == []
-    assert not any(alive(pid) for pid in end.training)
-    with pytest.raises(ProcessLookupError):  # the training led its own process group
-        os.killpg(min(end.training), 0)
-    assert end.tree is not None
-    assert not end.tree.exists()
-    run = project.client().get_run(end.run_id)
-    assert run.info.status == "KILLED"
-    assert "SIGTERM" in run.data.tags[layout.INTERNAL_END_REASON]
-
-
-def test_a_rerun_past_its_time_bound_is_ended_and_its_run_failed(
-    project: Project, jobs: dict[str, Any]
-) -> None:
-    end = jobs["signal:timeout"]
-    assert end.code == 2, end.err[-3000:]
-    (line,) = [line for line in end.err.splitlines() if ": error: " in line]
-    assert "ran past its time bound of 30 s" in line
-    assert end.left == []
-    assert end.tree is not None
-    assert not end.tree.exists()
-    assert end.run_id is not None  # its training had opened its run
-    run = project.client().get_run(end.run_id)
-    assert run.info.status == "FAILED"
-    assert "time bound" in run.data.tags[layout.INTERNAL_END_REASON]
-
-
-def test_a_timed_out_job_ends_its_whole_process_group(tmp_path: Path) -> None:
-    """The executor alone: a job that ignores SIGINT and started a child of its own."""
-    from mlflow_fingerprint.prove.launch import Job
-    from mlflow_fingerprint.prove.process import LocalProcess, TimedOut
-
-    pids = tmp_path / "pids"
-    code = (
-        "import os, signal, subprocess, sys, time\n"
-        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
-        f"open({str(pids)!r}, 'w').write(f'{{os.getpid()}} {{child.pid}}')\n"
-        "time.sleep(600)\n"
-    )
-    job = Job((sys.executable, "-c", code), tmp_path, dict(os.environ), timeout_s=3)
-    started = time.monotonic()
-    with pytest.raises(TimedOut):
-        LocalProcess(grace_s=1).execute(job)
-    assert time.monotonic() - started < 30
-    started_pids = [int(p) for p in pids.read_text().split()]
-    wait_until(lambda: not any(alive(p) for p in started_pids), 10, "the group ends")
-
-
-def test_the_ui_lists_each_rerun_by_what_it_set(
-    project: Project, jobs: dict[str, Any], tmp_path: Path
-) -> None:
-    """Issue 46, in the MLflow UI after the real bisect of the demo's pair: the runs table,
-    searched for the names starting with A, shows A once and every rerun as ``A·rerun N (...)``
-    (before, five runs called A); each rerun's page is titled with its name. Headless Chromium,
-    with a screenshot of the table."""
-    from support.browser import chromium, open_page, run_url, show_columns
-    from support.mlflow_team import MlflowServer
-
-    if chromium() is None:
-        reason = "no chromium on PATH: apt-get install chromium (bash .ci/run does)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    client = project.client()
-    reruns = [r["run_id"] for r in jobs["bisect:w2"].json()["reruns"]]
-    names = [client.get_run(r).info.run_name for r in reruns]
-    experiment = client.get_experiment_by_name("bisect").experiment_id
-    server = MlflowServer(project.uri, str(tmp_path / "served"), env={}, workers=1)
-    server.start()
-    try:
-        with open_page() as page:
-            show_columns(page, server.url, experiment, [], search="attributes.run_name LIKE 'A%'")
-            page.goto(f"{server.url}/#/experiments/{experiment}/runs?workflowType=machine_learning")
-            table = page.wait_for("Run Name", names[0], settle_s=2)
-            page.screenshot(tmp_path / "reruns.png")
-            shown = table.split("\n")
-            assert shown.count("A") == 1, table  # only A is named A
-            assert set(names) <= set(shown), (names, table)
-            assert (tmp_path / "reruns.png").stat().st_size > 10_000  # a drawn page
-            for run, name in zip(reruns[:2], names[:2], strict=True):
-                page.goto("about:blank")
-                page.goto(run_url(server.url, experiment, run))
-                assert name in page.wait_for(name).split("\n")
-    finally:
-        server.close()

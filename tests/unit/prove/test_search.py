@@ -2,7 +2,7 @@
 
 The search is driven here by an oracle that says which curve a rerun with a given set of knobs
 would follow, as a training does: a set that holds a cause leaves A's curve. The system tests
-(``tests/system/test_bisect.py``) drive it with real reruns.
+(``tests/system/bisect/``) drive it with real reruns.
 """
 
 from __future__ import annotations

@@ -73,7 +73,7 @@ def test_describe_a_custom_batch_sampler_and_an_iterable_dataset() -> None:
     assert d["batch_sampler"] == "BatchSampler"
     assert d["shuffle"] is False
     assert d["generator"] == {"present": False, "initial_seed": None}
-    assert d["worker_init_fn"].endswith("test_run_loaders.init_with_offset")
+    assert d["worker_init_fn"].endswith("test_loaders.init_with_offset")
 
     stream = describe(DataLoader(Stream(), batch_size=2))
     assert set(stream["dataset"]["length"]) == {"unavailable"}
