@@ -226,18 +226,18 @@ def _read(
 
     parse([r for r in used if r.run_id not in stand_in])
     tags = {r.run_id: r.tags for r in used}
-    sound: dict[str, bool] = {}
+    lenders: dict[str, replicas.Base | None] = {}
     unread = []
     for run in used:
         base_id = stand_in.get(run.run_id)
         if base_id is None:
             continue
-        base = out[base_id][0]
-        if base_id not in sound:
-            sound[base_id] = base.coverage == "full" and replicas.sound_base(
-                base.record, tags[base_id]
-            )
-        record = replicas.derived(base.record, tags[base_id], run) if sound[base_id] else None
+        if base_id not in lenders:
+            base = out[base_id][0]
+            full = base.coverage == "full"
+            lenders[base_id] = replicas.lender(base.record, tags[base_id]) if full else None
+        lent = lenders[base_id]
+        record = lent.derived(run) if lent is not None else None
         if record is None:
             unread.append(run)
         else:

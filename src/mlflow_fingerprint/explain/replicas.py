@@ -18,12 +18,26 @@ and its record is read for itself.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .. import layout
 from ..compare.replicates import tag_seed
-from ..model.hashing import TF_RECIPE, digest, group_payload, is_seed_name
+from ..model.hashing import (
+    FRAMEWORK_SECTIONS,
+    GROUPS,
+    HASH_LENGTH,
+    TF_RECIPE,
+    canonical_json,
+    digest,
+    framework_used,
+    group_payload,
+    is_seed_name,
+    strip_volatile,
+)
+from ..model.record import get_path
 from ..tracking.experiment import StoredRun
 
 # The tags that say a run's record equals another's but for its seeds, and those that check it.
@@ -90,7 +104,7 @@ def _named(values: Any, old: int, new: int) -> Any:
             out[key] = str(new)
         else:
             out[key] = _swapped(value, old, new)
-    return out
+    return values if all(out[k] is v for k, v in values.items()) else out
 
 
 def _loaders(data: Any, old: int, new: int) -> Any:
@@ -102,8 +116,11 @@ def _loaders(data: Any, old: int, new: int) -> Any:
         generator = loader.get("generator") if isinstance(loader, Mapping) else None
         if isinstance(generator, Mapping) and "initial_seed" in generator:
             seed = _swapped(generator["initial_seed"], old, new)
-            loader = {**loader, "generator": {**generator, "initial_seed": seed}}
+            if seed is not generator["initial_seed"]:
+                loader = {**loader, "generator": {**generator, "initial_seed": seed}}
         loaders.append(loader)
+    if all(a is b for a, b in zip(loaders, data["loaders"], strict=True)):
+        return data
     return {**data, "loaders": loaders}
 
 
@@ -114,10 +131,9 @@ def _reseeded(base: Mapping[str, Any], old: int, new: int) -> dict[str, Any]:
     record["data"] = _loaders(base.get("data"), old, new)
     program = base.get("program")
     if isinstance(program, Mapping):
-        record["program"] = {
-            **program,
-            **{k: _named(program.get(k), old, new) for k in ("options", "call") if k in program},
-        }
+        named = {k: _named(program[k], old, new) for k in ("options", "call") if k in program}
+        if any(v is not program[k] for k, v in named.items()):
+            record["program"] = {**program, **named}
     for path in TF_RECIPE:  # tensorflow.global_seed, keras.global_seed
         section, _, name = path.partition(".")
         held = base.get(section)
@@ -135,23 +151,68 @@ def sound_base(base: Mapping[str, Any], tags: Mapping[str, str]) -> bool:
     )
 
 
-def derived(
-    base: Mapping[str, Any], base_tags: Mapping[str, str], run: StoredRun
-) -> dict[str, Any] | None:
-    """``run``'s record from ``base`` (the record of a run with the same :func:`group_key`, whose
-    tags are ``base_tags``, checked by :func:`sound_base`), or None where the record so derived
-    does not hash to the run's own ``recipe`` and ``fingerprint`` tags."""
-    old = tag_seed(base_tags.get(layout.TAG_SEED))
-    new = tag_seed(run.tags.get(layout.TAG_SEED))
-    if old is None or new is None:
+def _recipe_fields(record: Mapping[str, Any]) -> list[str]:
+    """The fields the recipe hash holds for ``record``, as ``group_payload`` picks them."""
+    return [
+        name
+        for name in GROUPS["recipe"]
+        if name.split(".")[0] not in FRAMEWORK_SECTIONS
+        or framework_used(record, name.split(".")[0])
+    ]
+
+
+def _field_json(record: Mapping[str, Any], name: str) -> str:
+    return canonical_json(strip_volatile(get_path(record, name), tuple(name.split("."))))
+
+
+@dataclass(frozen=True)
+class Base:
+    """A read record that lends itself to its replicates (:func:`lender`), with the canonical
+    JSON of each of its recipe fields, written once: a replicate shares all but its seeds, so
+    checking its recipe hash writes only those again."""
+
+    record: Mapping[str, Any]
+    tags: Mapping[str, str]
+    written: Mapping[str, tuple[Any, str]]  # recipe field -> (the base's object there, its JSON)
+
+    def recipe_hash(self, record: Mapping[str, Any]) -> str:
+        """``digest(group_payload(record, "recipe"))``, the base's JSON reused for each field
+        where ``record`` holds the very object the base does."""
+        parts = []
+        for name in sorted(_recipe_fields(record)):
+            value = get_path(record, name)
+            held = self.written.get(name)
+            text = held[1] if held is not None and held[0] is value else _field_json(record, name)
+            parts.append(f"{canonical_json(name)}:{text}")
+        payload = "{" + ",".join(parts) + "}"
+        return hashlib.sha256(payload.encode()).hexdigest()[:HASH_LENGTH]
+
+    def derived(self, run: StoredRun) -> dict[str, Any] | None:
+        """``run``'s record (a run with the base's :func:`group_key`), or None where the record
+        so derived does not hash to the run's own ``recipe`` and ``fingerprint`` tags."""
+        old = tag_seed(self.tags.get(layout.TAG_SEED))
+        new = tag_seed(run.tags.get(layout.TAG_SEED))
+        if old is None or new is None:
+            return None
+        record = _reseeded(self.record, old, new) if new != old else dict(self.record)
+        recipe = self.recipe_hash(record)
+        env, numerics = (run.tags.get(layout.HASH_TAGS[g]) for g in ("env", "numerics"))
+        overall = digest([env, numerics, recipe])
+        if recipe != run.tags.get(layout.TAG_HASH_RECIPE) or overall != run.tags.get(
+            layout.TAG_HASH
+        ):
+            return None
+        hashes = self.record.get("hashes")
+        if isinstance(hashes, Mapping):
+            record["hashes"] = {**hashes, "recipe": recipe, "fingerprint": overall}
+        return record
+
+
+def lender(record: Mapping[str, Any], tags: Mapping[str, str]) -> Base | None:
+    """The run's record as the base of its replicates, None where it is not :func:`sound_base`."""
+    if not sound_base(record, tags):
         return None
-    record = _reseeded(base, old, new) if new != old else dict(base)
-    recipe = digest(group_payload(record, "recipe"))
-    env, numerics = (run.tags[layout.HASH_TAGS[g]] for g in ("env", "numerics"))
-    overall = digest([env, numerics, recipe])
-    if recipe != run.tags.get(layout.TAG_HASH_RECIPE) or overall != run.tags.get(layout.TAG_HASH):
-        return None
-    hashes = base.get("hashes")
-    if isinstance(hashes, Mapping):
-        record["hashes"] = {**hashes, "recipe": recipe, "fingerprint": overall}
-    return record
+    written = {
+        name: (get_path(record, name), _field_json(record, name)) for name in GROUPS["recipe"]
+    }
+    return Base(record, tags, written)
