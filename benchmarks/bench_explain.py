@@ -15,7 +15,8 @@ REST calls. The stores:
   folder (written through a server that gives runs a ``file:`` root).
 
 Each figure is measured in a fresh process (imports excluded from the time, as the reads are
-what grows with the runs), alternately, median of ``--repeat``:
+what grows with the runs: MLflow's too where ``explain`` reads through ``MlflowClient``, a local
+store, as the search's are), alternately, median of ``--repeat``:
 
 1. ``search``: ``MlflowClient.search_runs`` of the experiment's runs, every page, one after
    another: the floor any client pays to see the runs, their params, tags and metrics;
@@ -81,8 +82,11 @@ if what == "search":
             break
     extra = {"runs": count}
 else:
-    if what == "explain-mlflow":
-        import mlflow  # noqa: F401  (read through MlflowClient)
+    if what == "explain-mlflow" or not uri.startswith("http"):
+        # read through MlflowClient (a local store has no other reader): its import and its
+        # store module's are excluded, as the search's are
+        import mlflow  # noqa: F401
+        import mlflow.store.tracking.sqlalchemy_store  # noqa: F401
     import mlflow_fingerprint as mfp
     from mlflow_fingerprint.explain.experiment import explain
     start = time.perf_counter()

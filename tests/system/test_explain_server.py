@@ -10,6 +10,7 @@ import json
 import pytest
 
 import mlflow_fingerprint as mfp
+from mlflow_fingerprint.explain import replicas
 from mlflow_fingerprint.tracking import experiment as reads
 from mlflow_fingerprint.tracking import rest
 from support.explain_runs import cluster_runs, write_runs
@@ -45,8 +46,10 @@ def test_explain_reads_a_server_in_batches(mlflow_server: str, monkeypatch) -> N
     spy(HttpArtifactRepository, "list_artifacts")
     spy(rest.Reader, "artifact_file")
     report = mfp.explain("explain-server", tracking_uri=mlflow_server)
-    # one record per distinct record, through the REST reader even where MLflow is imported
-    assert calls == {"search_runs": 1, "artifact_file": len(runs)}
+    # one record per recipe (its replicates' derived from it and checked by their hashes),
+    # through the REST reader even where MLflow is imported
+    recipes = len({r.record["hashes"]["replicate"] for r in runs})
+    assert calls == {"search_runs": 1, "artifact_file": recipes}
     assert report.runs == len(runs) + len(again) == 24
     assert not report.missing.runs
     assert report.factors[0].fields[0] in ("params.lr", "program.call.lr")
@@ -65,6 +68,7 @@ def test_explain_reads_a_server_in_batches(mlflow_server: str, monkeypatch) -> N
         return reads.read_artifacts(used, uri, reader=reader, progress=progress)
 
     monkeypatch.setattr(reads, "read_records", each_own)
+    monkeypatch.setattr(replicas, "bases", lambda used: {})
     calls.clear()
     cold = mfp.explain("explain-server", tracking_uri=mlflow_server)
     assert calls["artifact_file"] == len(runs) + len(again)

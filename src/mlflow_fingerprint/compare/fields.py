@@ -104,7 +104,15 @@ def varying(records: Sequence[Any], path: str = "") -> Iterator[tuple[str, list[
     each of them; one that lacks a field has MISSING). A subtree equal in every record is passed
     over whole, by ``==`` (C speed on a package list), which reads 1 and true as equal where
     :func:`same_value` does not: no field of a record holds a bool in one run and a number in
-    another."""
+    another. Records that share a subtree (the same object: ``explain``'s replicates share
+    every section but their seeds) are walked there once, whatever the number of runs."""
+    distinct: dict[int, Any] = {}
+    index = [distinct.setdefault(id(r), len(distinct)) for r in records]
+    if len(distinct) < len(records):
+        once = list({id(r): r for r in records}.values())
+        for found, values in varying(once, path):
+            yield found, [values[i] for i in index]
+        return
     first = records[0]
     if all(r == first for r in records[1:]) and not any(
         isinstance(r, float) and math.isnan(r) for r in records

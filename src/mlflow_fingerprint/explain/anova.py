@@ -22,7 +22,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .design import Block, treatment
+from .design import Block, treatment, unique_rows
 
 Term = tuple[int, ...]  # block indices: (i,) a main effect, (i, j) their interaction
 
@@ -53,7 +53,7 @@ def design_rank(design: Cells) -> int:
 def cells(blocks: Sequence[Block], terms: Sequence[Term], runs: int) -> Cells:
     """The cells of ``runs`` runs under ``blocks`` (one cell when no block varies)."""
     codes = np.column_stack([b.codes for b in blocks]) if blocks else np.zeros((runs, 1), np.int64)
-    distinct, of_run = np.unique(codes, axis=0, return_inverse=True)
+    distinct, of_run = unique_rows(codes)
     main = {(i,): treatment(distinct[:, i], b.levels) for i, b in enumerate(blocks)}
     columns: dict[Term, np.ndarray] = {}
     for term in terms:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -25,12 +25,12 @@ from ..compare.partial import has_fingerprint_tags, record_from_tags
 from ..compare.resolve import find_experiment_id, parse_record
 from ..errors import ExplainError, FingerprintError, ResolveError
 from ..model.schema import check_version
-from ..model.vocabulary import Coverage
 from ..redact import masked_view
 from ..tracking import experiment as reads
 from ..tracking import store as tracking
 from ..tracking.progress import Progress
 from ..tracking.record_cache import RecordCache
+from . import replicas
 from .analysis import analyse
 from .options import ExplainOptions
 from .result import Explanation, Group, LeftOut, Missing, Noise, Outlier
@@ -175,11 +175,15 @@ def _parsed(data: bytes, run_id: str, seen: Parsed) -> dict[str, Any]:
     return record
 
 
-def _record(run: reads.StoredRun, data: bytes | None, seen: Parsed) -> tuple[RunRecord, str | None]:
-    """The run's record as the analysis reads it, and why it is not whole where it is not. A
-    user's params are shown masked where they look secret, as ``diff`` shows them."""
+def _params(run: reads.StoredRun) -> dict[str, str]:
+    """A user's params, shown masked where they look secret, as ``diff`` shows them."""
     user = tracking.user_params(dict(run.params))
-    params = {shown(k): shown(v, k) for k, v in user.items()}
+    return {shown(k): shown(v, k) for k, v in user.items()}
+
+
+def _record(run: reads.StoredRun, data: bytes | None, seen: Parsed) -> tuple[RunRecord, str | None]:
+    """The run's record as the analysis reads it, and why it is not whole where it is not."""
+    params = _params(run)
     why = "no fingerprint artifact"
     if data is not None:
         try:
@@ -202,6 +206,48 @@ class Asked:
     metric: str
     at: str | int
     tracking_uri: str | None
+
+
+def _read(
+    used: Sequence[reads.StoredRun], uri: str, mlflow_client: Any, progress: Progress
+) -> list[tuple[RunRecord, str | None]]:
+    """Each run's record and why it is not whole: one record read per recipe, the others of its
+    replicates derived from it and checked by their own hashes (``replicas``); a run whose
+    record cannot be derived so is read for itself, as are runs without the tags."""
+    stand_in = replicas.bases(used)
+    cache = RecordCache.beside_spool()
+    seen: Parsed = {}
+    out: dict[str, tuple[RunRecord, str | None]] = {}
+
+    def parse(runs: Sequence[reads.StoredRun]) -> None:
+        data = reads.read_records(runs, uri, reader=mlflow_client, progress=progress, cache=cache)
+        for run in runs:
+            out[run.run_id] = _record(run, data[run.run_id], seen)
+
+    parse([r for r in used if r.run_id not in stand_in])
+    tags = {r.run_id: r.tags for r in used}
+    lenders: dict[str, replicas.Base | None] = {}
+    unread = []
+    for run in used:
+        base_id = stand_in.get(run.run_id)
+        if base_id is None:
+            continue
+        if base_id not in lenders:
+            base = out[base_id][0]
+            full = base.coverage == "full"
+            lenders[base_id] = replicas.lender(base.record, tags[base_id]) if full else None
+        lent = lenders[base_id]
+        record = lent.derived(run) if lent is not None else None
+        if record is None:
+            unread.append(run)
+        else:
+            out[run.run_id] = (
+                RunRecord(run.run_id, {**record, "params": _params(run)}, "full"),
+                None,
+            )
+    if unread:
+        parse(unread)
+    return [out[r.run_id] for r in used]
 
 
 def explain(
@@ -288,13 +334,11 @@ def explain_with(experiment: str, options: ExplainOptions) -> Explanation:
     if np.ptp(y) == 0:
         progress.close()
         return _agreed(asked, y, left, notes)
-    data = reads.read_records(
-        used, uri, reader=mlflow_client, progress=progress, cache=RecordCache.beside_spool()
-    )
+    rows = _read(used, uri, mlflow_client, progress)
     progress.close()
     # values are bounded above, so numpy has nothing to warn of; none of its lines reaches a user
     with np.errstate(all="ignore"):
-        return _explained(asked, used, data, np.array(y), left, notes)
+        return _explained(asked, used, rows, np.array(y), left, notes)
 
 
 def _out_of_range(metric: str, value: float) -> str:
@@ -355,19 +399,13 @@ def _agreed(
 def _explained(
     asked: Asked,
     used: Sequence[reads.StoredRun],
-    data: Mapping[str, bytes | None],
+    read: Sequence[tuple[RunRecord, str | None]],
     y: np.ndarray,
     left: list[LeftOut],
     notes: list[str],
 ) -> Explanation:
-    rows: list[RunRecord] = []
-    partial: dict[str, tuple[Coverage, str]] = {}
-    seen: Parsed = {}
-    for run in used:
-        row, why = _record(run, data[run.run_id], seen)
-        rows.append(row)
-        if why is not None:
-            partial[run.run_id] = (row.coverage, why)
+    rows = [row for row, _ in read]
+    partial = {row.run_id: (row.coverage, why) for row, why in read if why is not None}
     table = build(rows)
     found = analyse(table, y)
     plain = sum(coverage == "params" for coverage, _ in partial.values())

@@ -71,6 +71,18 @@ def text(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
+def _texts(values: Sequence[Any]) -> tuple[str, ...]:
+    """Each value as text, each distinct value object written once (replicates share theirs)."""
+    seen: dict[int, str] = {}
+    out = []
+    for value in values:
+        shown = seen.get(id(value))
+        if shown is None:
+            shown = seen[id(value)] = text(value)
+        out.append(shown)
+    return tuple(out)
+
+
 def _is_volatile(path: str) -> bool:
     return any(matches(parts(v), parts(path)) for v in VOLATILE)
 
@@ -124,7 +136,7 @@ def build(rows: Sequence[RunRecord]) -> Table:
         else:
             used.append(info)
         if len(knowers) == len(rows):
-            texts[path] = tuple(text(v) for v in values)
+            texts[path] = _texts(values)
     used.sort(key=lambda f: f.order)
     keys = tuple(
         replicate_key(

@@ -1,0 +1,218 @@
+"""The records of a recipe's replicates, derived from one read record and checked by their hashes.
+
+Why: a team's history is a few hundred recipes, each run with many seeds, and reading one
+record per run is most of what ``explain`` costs (one artifact request per run on a server).
+Runs whose ``env``, ``numerics`` and ``replicate`` hash tags are equal hold records equal but for
+their seeds (``model.hashing.replicate_payload``). So ``explain`` reads the record of one run of
+each such group (its base) and derives the others' from it: the seed a run's
+``fingerprint.seed`` tag names, put where the base has its own seed, in the fields that hold
+seeds (``model.hashing.SEED_FREE``, options and call arguments named like a seed).
+
+Never a guess: a derived record is used only where its ``recipe`` and ``fingerprint`` hashes,
+computed again from it, are the run's own tags, and the base's own ``env`` and ``numerics``
+sections hash to its tags; it is then equal to the run's record in every hashed field (what
+``tracking.experiment.share_key`` trusts for runs with equal tags). Any other run (a seed held
+somewhere else, a seed tag of another form, a record edited after its hashes) returns None here
+and its record is read for itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .. import layout
+from ..compare.replicates import tag_seed
+from ..model.hashing import (
+    FRAMEWORK_SECTIONS,
+    GROUPS,
+    HASH_LENGTH,
+    TF_RECIPE,
+    canonical_json,
+    digest,
+    framework_used,
+    group_payload,
+    is_seed_name,
+    strip_volatile,
+)
+from ..model.record import get_path
+from ..tracking.experiment import StoredRun
+
+# The tags that say a run's record equals another's but for its seeds, and those that check it.
+GROUP_TAGS = (
+    layout.TAG_HASH_ENV,
+    layout.TAG_HASH_NUMERICS,
+    layout.TAG_HASH_REPLICATE,
+    layout.TAG_SCHEMA,
+)
+CHECK_TAGS = (layout.TAG_HASH_RECIPE, layout.TAG_HASH)
+
+
+def group_key(run: StoredRun) -> tuple[str, ...] | None:
+    """What the runs of one recipe share in their tags; None where a tag is absent or
+    ``unavailable``, or the run names no seed in a form :func:`derived` can put in place."""
+    key = tuple(run.tags.get(tag, "") for tag in GROUP_TAGS)
+    checks = [run.tags.get(tag, "") for tag in CHECK_TAGS]
+    if not all((*key, *checks)) or "unavailable" in (*key, *checks):
+        return None
+    if tag_seed(run.tags.get(layout.TAG_SEED)) is None:
+        return None
+    return key
+
+
+def bases(runs: Sequence[StoredRun]) -> dict[str, str]:
+    """For each run that another run of its recipe stands for, that run's id (the first of its
+    :func:`group_key`); the runs not in it are read for themselves."""
+    first: dict[tuple[str, ...], str] = {}
+    out: dict[str, str] = {}
+    for run in runs:
+        key = group_key(run)
+        if key is None:
+            continue
+        base = first.setdefault(key, run.run_id)
+        if base != run.run_id:
+            out[run.run_id] = base
+    return out
+
+
+def _swapped(value: Any, old: int, new: int) -> Any:
+    """``value`` with every integer equal to ``old`` (nested anywhere) as ``new``; the same
+    object where nothing changes, so records share what their seeds leave alone."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return new if value == old else value
+    if isinstance(value, Mapping):
+        out = {k: _swapped(v, old, new) for k, v in value.items()}
+        return value if all(out[k] is v for k, v in value.items()) else out
+    if isinstance(value, list):
+        items = [_swapped(v, old, new) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    return value
+
+
+def _named(values: Any, old: int, new: int) -> Any:
+    """Options or call arguments with those named like a seed swapped (an option's value is
+    its text, so ``"3"`` is swapped as well as ``3``)."""
+    if not isinstance(values, Mapping):
+        return values
+    out = dict(values)
+    for key, value in values.items():
+        if not is_seed_name(str(key)):
+            continue
+        if value == str(old) and isinstance(value, str):
+            out[key] = str(new)
+        else:
+            out[key] = _swapped(value, old, new)
+    return values if all(out[k] is v for k, v in values.items()) else out
+
+
+def _loaders(data: Any, old: int, new: int) -> Any:
+    """``data`` with each loader's ``generator.initial_seed`` swapped."""
+    if not isinstance(data, Mapping) or not isinstance(data.get("loaders"), list):
+        return data
+    loaders = []
+    for loader in data["loaders"]:
+        generator = loader.get("generator") if isinstance(loader, Mapping) else None
+        if isinstance(generator, Mapping) and "initial_seed" in generator:
+            seed = _swapped(generator["initial_seed"], old, new)
+            if seed is not generator["initial_seed"]:
+                loader = {**loader, "generator": {**generator, "initial_seed": seed}}
+        loaders.append(loader)
+    if all(a is b for a, b in zip(loaders, data["loaders"], strict=True)):
+        return data
+    return {**data, "loaders": loaders}
+
+
+def _reseeded(base: Mapping[str, Any], old: int, new: int) -> dict[str, Any]:
+    """``base`` with seed ``old`` replaced by ``new`` in every field that holds a seed."""
+    record = dict(base)
+    record["seeds"] = _swapped(base.get("seeds"), old, new)
+    record["data"] = _loaders(base.get("data"), old, new)
+    program = base.get("program")
+    if isinstance(program, Mapping):
+        named = {k: _named(program[k], old, new) for k in ("options", "call") if k in program}
+        if any(v is not program[k] for k, v in named.items()):
+            record["program"] = {**program, **named}
+    for path in TF_RECIPE:  # tensorflow.global_seed, keras.global_seed
+        section, _, name = path.partition(".")
+        held = base.get(section)
+        if isinstance(held, Mapping) and name in held:
+            record[section] = {**held, name: _swapped(held[name], old, new)}
+    return record
+
+
+def sound_base(base: Mapping[str, Any], tags: Mapping[str, str]) -> bool:
+    """The base's own env and numerics sections hash to its tags: what it lends its replicates
+    is what their equal tags vouch for."""
+    return all(
+        digest(group_payload(base, group)) == tags.get(layout.HASH_TAGS[group])
+        for group in ("env", "numerics")
+    )
+
+
+def _recipe_fields(record: Mapping[str, Any]) -> list[str]:
+    """The fields the recipe hash holds for ``record``, as ``group_payload`` picks them."""
+    return [
+        name
+        for name in GROUPS["recipe"]
+        if name.split(".")[0] not in FRAMEWORK_SECTIONS
+        or framework_used(record, name.split(".")[0])
+    ]
+
+
+def _field_json(record: Mapping[str, Any], name: str) -> str:
+    return canonical_json(strip_volatile(get_path(record, name), tuple(name.split("."))))
+
+
+@dataclass(frozen=True)
+class Base:
+    """A read record that lends itself to its replicates (:func:`lender`), with the canonical
+    JSON of each of its recipe fields, written once: a replicate shares all but its seeds, so
+    checking its recipe hash writes only those again."""
+
+    record: Mapping[str, Any]
+    tags: Mapping[str, str]
+    written: Mapping[str, tuple[Any, str]]  # recipe field -> (the base's object there, its JSON)
+
+    def recipe_hash(self, record: Mapping[str, Any]) -> str:
+        """``digest(group_payload(record, "recipe"))``, the base's JSON reused for each field
+        where ``record`` holds the very object the base does."""
+        parts = []
+        for name in sorted(_recipe_fields(record)):
+            value = get_path(record, name)
+            held = self.written.get(name)
+            text = held[1] if held is not None and held[0] is value else _field_json(record, name)
+            parts.append(f"{canonical_json(name)}:{text}")
+        payload = "{" + ",".join(parts) + "}"
+        return hashlib.sha256(payload.encode()).hexdigest()[:HASH_LENGTH]
+
+    def derived(self, run: StoredRun) -> dict[str, Any] | None:
+        """``run``'s record (a run with the base's :func:`group_key`), or None where the record
+        so derived does not hash to the run's own ``recipe`` and ``fingerprint`` tags."""
+        old = tag_seed(self.tags.get(layout.TAG_SEED))
+        new = tag_seed(run.tags.get(layout.TAG_SEED))
+        if old is None or new is None:
+            return None
+        record = _reseeded(self.record, old, new) if new != old else dict(self.record)
+        recipe = self.recipe_hash(record)
+        env, numerics = (run.tags.get(layout.HASH_TAGS[g]) for g in ("env", "numerics"))
+        overall = digest([env, numerics, recipe])
+        if recipe != run.tags.get(layout.TAG_HASH_RECIPE) or overall != run.tags.get(
+            layout.TAG_HASH
+        ):
+            return None
+        hashes = self.record.get("hashes")
+        if isinstance(hashes, Mapping):
+            record["hashes"] = {**hashes, "recipe": recipe, "fingerprint": overall}
+        return record
+
+
+def lender(record: Mapping[str, Any], tags: Mapping[str, str]) -> Base | None:
+    """The run's record as the base of its replicates, None where it is not :func:`sound_base`."""
+    if not sound_base(record, tags):
+        return None
+    written = {
+        name: (get_path(record, name), _field_json(record, name)) for name in GROUPS["recipe"]
+    }
+    return Base(record, tags, written)

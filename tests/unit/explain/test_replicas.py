@@ -1,0 +1,95 @@
+"""One record read per recipe: the replicates' records derived from it and used only where they
+hash to the runs' own tags; a run whose record differs in a field no tag names is read for
+itself, never merged. Real records (``support.records``) in local artifact roots, no store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+
+from mlflow_fingerprint import layout
+from mlflow_fingerprint.compare.resolve import parse_record
+from mlflow_fingerprint.explain import experiment as explain_reads
+from mlflow_fingerprint.explain import replicas
+from mlflow_fingerprint.tracking import experiment as reads
+from mlflow_fingerprint.tracking.progress import Progress
+from mlflow_fingerprint.tracking.tags import fingerprint_tags
+from support.records import cpu_record, edit, seeded
+
+
+def stored(tmp: Path, run_id: str, record: dict[str, Any], **tags: str) -> reads.StoredRun:
+    """A run with ``record`` as its artifact and the tags the run wrapper writes for it
+    (``tags``: some said otherwise)."""
+    root = tmp / run_id / "artifacts"
+    (root / "fingerprint").mkdir(parents=True)
+    (root / layout.FINGERPRINT_ARTIFACT).write_text(json.dumps(record))
+    written = {**fingerprint_tags(record, set()), **tags}
+    return reads.StoredRun(
+        run_id, None, "FINISHED", "1", str(root), MappingProxyType({"lr": "0.1"}),
+        MappingProxyType(written), MappingProxyType({}), MappingProxyType({}),
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def recipe() -> dict[str, Any]:
+    return edit(cpu_record(), **{"program.call.lr": 0.1, "program.call.data_seed": 0})
+
+
+def test_replicates_are_derived_from_one_read_and_equal_their_own_records(
+    tmp_path: Path, recipe, monkeypatch
+) -> None:
+    read: list[str] = []
+    real = reads._read_local
+    monkeypatch.setattr(
+        reads, "_read_local", lambda root, path: read.append(root.parent.name) or real(root, path)
+    )
+    records = {f"s{s}": seeded(edit(recipe, **{"program.call.data_seed": s}), s) for s in range(4)}
+    runs = [stored(tmp_path, name, record) for name, record in records.items()]
+    rows = explain_reads._read(runs, "sqlite:///unused.db", None, Progress(False))
+    assert read == ["s0"]  # one read for the recipe
+    for (row, why), name in zip(rows, records, strict=True):
+        assert why is None
+        assert row.coverage == "full"
+        own, _ = parse_record(json.dumps(records[name]), name, frozen=False)
+        assert row.record == {**own, "params": {"lr": "0.1"}}
+
+
+def test_a_run_apart_in_a_field_no_tag_names_is_read_not_merged(
+    tmp_path: Path, recipe, monkeypatch
+) -> None:
+    """``b`` and ``c`` carry ``a``'s group tags (env, numerics, replicate, schema): ``b``'s
+    ``data_seed`` is not its seed (no tag holds it), and ``c``'s replicate tag is stale (its
+    weight decay differs). Merged with ``a``, each would report ``a``'s value."""
+    read: list[str] = []
+    real = reads._read_local
+    monkeypatch.setattr(
+        reads, "_read_local", lambda root, path: read.append(root.parent.name) or real(root, path)
+    )
+    a = seeded(recipe, 0)
+    b = seeded(edit(recipe, **{"program.call.data_seed": 7}), 1)
+    c = seeded(edit(recipe, **{"program.call.weight_decay": 0.01}), 2)
+    stale = {layout.TAG_HASH_REPLICATE: a["hashes"]["replicate"]}
+    runs = [
+        stored(tmp_path, "a", a),
+        stored(tmp_path, "b", b),
+        stored(tmp_path, "c", c, **stale),
+    ]
+    assert replicas.bases(runs) == {"b": "a", "c": "a"}
+    rows = explain_reads._read(runs, "sqlite:///unused.db", None, Progress(False))
+    assert sorted(read) == ["a", "b", "c"]
+    got = {row.run_id: row.record for row, _ in rows}
+    assert got["b"]["program"]["call"]["data_seed"] == 7
+    assert got["c"]["program"]["call"]["weight_decay"] == 0.01
+    assert got["b"]["seeds"]["requested"] == 1
+
+
+def test_a_base_whose_record_does_not_hash_to_its_tags_lends_nothing(recipe) -> None:
+    record = seeded(recipe, 0)
+    tags = fingerprint_tags(record, set())
+    assert replicas.sound_base(record, tags)
+    edited = {**record, "torch": {**record["torch"], "version": "9.9.9"}}
+    assert not replicas.sound_base(edited, tags)
