@@ -23,6 +23,7 @@ from mlflow_fingerprint.compare.report import Report
 from mlflow_fingerprint.model.hashing import canonical_json
 from mlflow_fingerprint.prove import pair
 from mlflow_fingerprint.prove.bisection import Bisection, search_causes
+from mlflow_fingerprint.prove.options import Reruns
 from mlflow_fingerprint.prove.process import Finished
 from mlflow_fingerprint.prove.rerunner import Rerunner
 from support import gpu_runs
@@ -256,7 +257,7 @@ def test_bisect_searched_again_over_the_h100s_reruns_proves_tf32_not_the_threads
     assert any(field.startswith("gpu.") for field in refused.cannot_set)
     assert refused.reruns == ()
 
-    s = pair.setup(a, b, runs.uri, None, None)
+    s = pair.setup(a, b, Reruns(tracking_uri=runs.uri))
     tree = tmp_path / "tree"
     tree.mkdir()
     (tree / "train.py").write_text("raise SystemExit('a replayed rerun never runs this')\n")
