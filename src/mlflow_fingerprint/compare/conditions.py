@@ -15,6 +15,7 @@ from ..model.fields import (
     DETERMINISM_ENV,
     DISTRIBUTED_BACKEND,
     DISTRIBUTED_RANKS,
+    FIRST_STEP_COMPILED,
     SEEDS_CAPTURED_AT_STAGE,
     SEEDS_REQUESTED,
     SEEDS_TORCH_IMPORTED_BY_PROGRAM,
@@ -238,6 +239,37 @@ def inductor_config(ctx: Context) -> Outcome | None:
         f"In both runs inductor's {key} is what {source}{INDUCTOR_ENV[key]} makes it (a run "
         "that had not imported inductor had compiled nothing yet), so it adds no cause beyond "
         "those fields.",
+    )
+
+
+# torch.compile's backends that trace the code and then run eager's own kernels on it.
+EAGER_KERNELS = frozenset({"eager"})
+
+
+def _eager_kernels(record: Record) -> bool:
+    """Whether the run computed with eager's kernels: it ran no compiled graph, or only graphs
+    a backend in ``EAGER_KERNELS`` ran (``backend`` lists every one asked for)."""
+    compiled = get_path(record, FIRST_STEP_COMPILED)
+    if not isinstance(compiled, Mapping):
+        return False
+    if compiled.get("ran") is False:
+        return True
+    backends = str(compiled.get("backend") or "").split(", ")
+    return compiled.get("ran") is True and all(b in EAGER_KERNELS for b in backends)
+
+
+def compiled_kernels(ctx: Context) -> Outcome | None:
+    """Compiled against eager code changes nothing where both runs computed with eager's kernels:
+    a backend that only traces (``eager``), or a backend asked for before any graph ran (a
+    callback that records before the first forward). ``aot_eager`` is not counted: its graphs
+    run eager's kernels after AOTAutograd's decompositions, which can round otherwise."""
+    if not (_eager_kernels(ctx.a) and _eager_kernels(ctx.b)):
+        return None
+    return Outcome(
+        "none",
+        "Both runs computed with eager's kernels (no compiled graph ran, or only torch.compile's "
+        "eager backend, which traces the code and runs it on eager's kernels), so the same ops "
+        "rounded the same way.",
     )
 
 

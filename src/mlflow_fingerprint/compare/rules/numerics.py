@@ -88,13 +88,13 @@ RULES: tuple[Rule, ...] = (
         FIRST_STEP_COMPILED,
         "numerics",
         "Code torch.compile made rounds otherwise than eager: inductor fuses ops into kernels "
-        "that sum in another order, and max-autotune picks kernels by timing them (the eager "
-        "and aot_eager backends keep eager's kernels).",
+        "that sum in another order, and max-autotune picks kernels by timing them.",
         cite.Source(
             "https://docs.pytorch.org/docs/stable/generated/torch.compile.html",
             "Compiled code at the first step (`torch.compile` backend and mode)",
         ),
         prior=2,
+        condition=cond.compiled_kernels,
         priority=544,
     ),
     Rule(

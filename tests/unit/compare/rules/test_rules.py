@@ -572,3 +572,30 @@ def test_compiled_code_in_one_run_only_is_numerics_with_the_reason_and_its_sourc
         f"{knowledge.SHOWN_AS}: Compiled code at the first step (`torch.compile` backend and mode)"
     )
     assert diff(compiled, edit(compiled)).effective_differences == ()
+
+
+def test_compiled_code_on_eagers_kernels_changes_nothing():
+    """torch.compile's eager backend traces the code and runs eager's kernels: against a plain
+    eager run, or a run whose backend was asked for before any graph ran, nothing rounds
+    otherwise. aot_eager's decompositions can, so it stays a numerics difference."""
+    eager = edit(
+        seeded(cpu_record(), 0),
+        **{"first_step.compiled": {"ran": False, "backend": None, "mode": None}},
+    )
+
+    def compiled_with(backend: str, ran: bool = True) -> dict:
+        return edit(
+            eager, **{"first_step.compiled": {"ran": ran, "backend": backend, "mode": "default"}}
+        )
+
+    for other in (compiled_with("eager"), compiled_with("inductor", ran=False)):
+        report = diff(eager, other)
+        assert report.effective_differences == ()
+        noted = {d.field: d for d in report.differences}
+        assert {d.effect for d in noted.values()} == {"none"}
+        assert "eager's kernels" in noted["first_step.compiled.backend"].explanation
+    for backend in ("aot_eager", "inductor"):
+        found = {d.field: d for d in diff(eager, compiled_with(backend)).effective_differences}
+        assert found["first_step.compiled.ran"].effect == "numerics"
+    both = diff(compiled_with("eager"), compiled_with("eager, inductor"))
+    assert {d.effect for d in both.effective_differences} == {"numerics"}
