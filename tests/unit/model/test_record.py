@@ -23,7 +23,7 @@ def test_freeze_makes_read_only_and_thaw_gives_it_back() -> None:
     assert isinstance(frozen, MappingProxyType)
     assert frozen["a"] == (1, MappingProxyType({"b": 2}))
     with pytest.raises(TypeError):
-        frozen["c"] = "y"
+        frozen["c"] = "y"  # type: ignore[index]
     assert thaw(frozen) == value
 
 
