@@ -101,11 +101,6 @@ NOT_YET: frozenset[str] = frozenset(
         "run/stop.py",
         "run/watch.py",
         "run/wrapper.py",
-        "tracking/credentials.py",
-        "tracking/history.py",
-        "tracking/numerics_steps.py",
-        "tracking/record_cache.py",
-        "tracking/rest.py",
         "tracking/sync.py",
     }
 )
