@@ -22,7 +22,6 @@ from mlflow_fingerprint.redact import (
     secret_name,
     strip_url_credentials,
 )
-from mlflow_fingerprint.tracking.credentials import for_mlflow
 
 
 @pytest.mark.parametrize(
@@ -116,22 +115,6 @@ def test_redact_text_masks_a_password_written_with_a_reserved_character(url: str
     assert "s3cr" not in out, out
     assert "etPW" not in out, out
     assert "failed: refused" in out
-
-
-def test_a_server_uri_with_a_raw_reserved_character_in_its_password_is_refused() -> None:
-    """No client reads it as meant (the host would be "user"), and their messages showed part of
-    the password: refused in one line that shows none of it."""
-    from mlflow_fingerprint.errors import ResolveError
-
-    env: dict[str, str] = {}
-    with pytest.raises(ResolveError, match="percent-encode it") as caught:
-        for_mlflow("http://user:s3cr/etPW@127.0.0.1:5000", env)
-    assert "s3cr" not in str(caught.value)
-    assert "etPW" not in str(caught.value)
-    assert "http://127.0.0.1:5000" in str(caught.value)
-    assert env == {}
-    # a database URI's driver reads such a password as it is: left to it
-    assert for_mlflow("postgresql://u:pa/ss@db/mlflow", env) == "postgresql://u:pa/ss@db/mlflow"
 
 
 @pytest.mark.parametrize(
@@ -338,17 +321,6 @@ def test_a_users_value_is_shown_masked_with_a_mark_that_tells_two_apart() -> Non
     assert a != b
     assert a == masked_view("postgresql://svc:Tr0ub4dor-one@db/app")
     assert masked_view("0.001") == "0.001"
-
-
-def test_credentials_leave_the_tracking_uri_for_mlflows_variables() -> None:
-    env: dict[str, str] = {}
-    clean = for_mlflow("https://ali%40ce:p%3Ass@mlflow.example.com:5000/x", env)
-    assert clean == "https://mlflow.example.com:5000/x"
-    assert env == {"MLFLOW_TRACKING_USERNAME": "ali@ce", "MLFLOW_TRACKING_PASSWORD": "p:ss"}
-    mine = {"MLFLOW_TRACKING_USERNAME": "bob", "MLFLOW_TRACKING_PASSWORD": "set-by-user"}
-    assert for_mlflow("http://u:p@host", mine) == "http://host"
-    assert mine["MLFLOW_TRACKING_PASSWORD"] == "set-by-user"  # MLflow preferred it already
-    assert for_mlflow("postgresql://u:p@db/x", env) == "postgresql://u:p@db/x"  # the driver's
 
 
 def test_two_threads_scanning_the_environment_at_once_load_the_detectors_once() -> None:

@@ -4,7 +4,6 @@ or where the run read for its key has no artifact. Real files in local artifact 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from types import MappingProxyType
 
@@ -12,7 +11,6 @@ import pytest
 
 from mlflow_fingerprint import layout
 from mlflow_fingerprint.tracking import experiment as reads
-from mlflow_fingerprint.tracking import record_cache
 
 
 def run(tmp: Path, run_id: str, tags: dict[str, str], record: bytes | None) -> reads.StoredRun:
@@ -56,20 +54,3 @@ def test_another_schema_is_another_record(tmp_path: Path, schema: str) -> None:
     b = run(tmp_path, "b", {**hashes("h"), layout.TAG_SCHEMA: schema}, b"B")
     found = reads.read_records([a, b], "sqlite:///unused.db")
     assert found["b"] == (b"A" if schema == "1" else b"B")
-
-
-def test_the_cache_is_bounded_and_a_miss_never_fails(tmp_path: Path) -> None:
-    cache = record_cache.RecordCache(tmp_path / "records", max_bytes=25)
-    assert cache.get(("a",)) is None
-    for age, name in enumerate("abc"):
-        cache.put((name,), name.encode() * 10)
-        os.utime(cache.root / record_cache._name((name,)), (1000 + age, 1000 + age))
-    cache.prune()
-    assert cache.get(("a",)) is None  # the oldest went first
-    assert cache.get(("c",)) == b"c" * 10
-    assert sum(f.stat().st_size for f in cache.root.iterdir()) <= 25
-    record_cache.RecordCache(tmp_path / "file-not-folder").put(("x",), b"x")  # parent is made
-    (tmp_path / "blocked").write_text("")
-    record_cache.RecordCache(tmp_path / "blocked" / "records").put(
-        ("x",), b"x"
-    )  # cannot: a miss later
