@@ -54,7 +54,6 @@ NOT_YET: frozenset[str] = frozenset(
         "compare/replicates.py",
         "compare/report.py",
         "compare/resolve.py",
-        "compare/rules/base.py",
         "compare/where.py",
         "errors.py",
         "integrations/__init__.py",
