@@ -49,7 +49,6 @@ NOT_YET: frozenset[str] = frozenset(
         "compare/enablers.py",
         "compare/facts.py",
         "compare/find.py",
-        "compare/partial.py",
         "compare/ranking.py",
         "compare/replicates.py",
         "compare/report.py",
