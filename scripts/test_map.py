@@ -44,7 +44,6 @@ NOT_YET: frozenset[str] = frozenset(
         "capture/torch_info.py",
         "capture/variables.py",
         "compare/__init__.py",
-        "compare/citations.py",
         "compare/conditions.py",
         "compare/enablers.py",
         "compare/facts.py",
