@@ -48,7 +48,6 @@ NOT_YET: frozenset[str] = frozenset(
         "compare/enablers.py",
         "compare/facts.py",
         "compare/find.py",
-        "compare/ranking.py",
         "compare/replicates.py",
         "compare/report.py",
         "compare/resolve.py",
