@@ -47,7 +47,6 @@ NOT_YET: frozenset[str] = frozenset(
         "compare/conditions.py",
         "compare/facts.py",
         "compare/find.py",
-        "compare/replicates.py",
         "compare/report.py",
         "compare/resolve.py",
         "compare/where.py",
