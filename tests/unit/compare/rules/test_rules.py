@@ -20,15 +20,10 @@ from mlflow_fingerprint.compare.report import Difference, Report, RunRef
 from mlflow_fingerprint.compare.rules import EFFECTS, RULES, Rule, Source, classify
 from mlflow_fingerprint.compare.rules import gpu as gpu_rules
 from support.records import cpu_record, edit, gpu_record, seeded
+from support.reports import effect_of
 
 KB_ROWS = knowledge.rows()
 rules_package = sys.modules["mlflow_fingerprint.compare.rules"]
-
-
-def effect_of(report, field):
-    found = [d for d in report.differences if d.field == field]
-    assert found, f"{field} not among {[d.field for d in report.differences]}"
-    return found[0]
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.pattern)
@@ -205,57 +200,6 @@ def test_augmentation_on_in_one_run_only_is_recipe_and_an_unknown_side_is_none()
     assert report.exit_code == 0
 
 
-OFF = {"mode": "off", "by": "mlflow_fingerprint.fingerprinted", "applied": []}
-ON = {
-    "mode": "on",
-    "by": "mlflow_fingerprint.fingerprinted",
-    "applied": ["cudnn.benchmark=False", "cudnn.deterministic=True"],
-}
-SWITCHED_ON = {
-    "determinism.deterministic_algorithms": True,
-    "determinism.cudnn_deterministic": True,
-}
-
-
-@pytest.mark.parametrize("machine", ["cpu", "a100"])
-def test_a_deterministic_request_ranks_right_after_the_flags_it_set(machine):
-    record = cpu_record() if machine == "cpu" else gpu_record(machine)
-    a = edit(record, **{"determinism.requested": OFF})
-    b = edit(record, **{"determinism.requested": ON, **SWITCHED_ON})
-    ranked = [d for d in diff(a, b).differences if d.effect != "none"]
-    request = effect_of(diff(a, b), "determinism.requested.mode")
-    flags = [d for d in ranked if d.field in SWITCHED_ON]
-    # The same class as the strongest flag it set, and right behind the flags.
-    assert request.effect == flags[0].effect == "numerics"
-    assert ranked[: len(flags) + 1] == [*flags, request]
-    assert request.explanation.startswith(
-        "B asked for deterministic mode (mlflow_fingerprint.fingerprinted), A did not: "
-    )
-    assert "determinism.deterministic_algorithms" in request.explanation
-    if machine == "cpu":  # only deterministic_algorithms counts there, as a weak cause
-        assert [d.field for d in flags] == ["determinism.deterministic_algorithms"]
-    else:
-        assert len(flags) == 2
-
-
-def test_a_deterministic_request_is_in_no_hash_and_alone_changes_nothing():
-    """Lightning asked, the other run set the same flags by hand: they compute alike."""
-    record = edit(cpu_record(), **SWITCHED_ON)
-    asked = edit(
-        record,
-        **{"determinism.requested": {"mode": "on", "by": "lightning.Trainer(deterministic)"}},
-    )
-    assert asked["hashes"] == record["hashes"]
-    report = diff(record, asked)
-    request = effect_of(report, "determinism.requested.mode")
-    assert request.effect == "none"
-    assert "B asked for deterministic mode (lightning.Trainer(deterministic)), A recorded no " in (
-        request.explanation
-    )
-    assert "same determinism flags" in request.explanation
-    assert report.exit_code == 0
-
-
 def test_two_unseeded_runs_differ_only_in_the_draw_their_enabler_allows():
     record = cpu_record()
     other = edit(record, **{"seeds.torch_initial_seed": 14832843997580184315})  # a drawn seed
@@ -273,104 +217,6 @@ def test_rng_state_digest_matters_only_right_after_the_same_seed():
     later = edit(base, **{"seeds.captured_at_stage": "capture"})
     moved_later = edit(later, **{"seeds.state_digests.torch_cpu": "0" * 16})
     assert effect_of(diff(later, moved_later), "seeds.state_digests.torch_cpu").effect == "none"
-
-
-def test_deterministic_algorithms_on_cpu_is_a_weak_numerics_cause():
-    record = cpu_record()
-    report = diff(record, edit(record, **{"determinism.deterministic_algorithms": True}))
-    found = effect_of(report, "determinism.deterministic_algorithms")
-    assert found.effect == "numerics"
-    assert "On CPU" in found.explanation
-
-
-def test_a_recipe_or_randomness_difference_outranks_numerics_which_outranks_none():
-    record = edit(gpu_record("a100"), **{"data.declared.batch_size": 32})
-    other = edit(
-        record,
-        **{
-            "torch.threads.intra_op": 7,
-            "platform.hostname": "elsewhere",
-            "data.declared.batch_size": 64,
-            "numerics.fp32_precision.cuda_matmul": "tf32",
-        },
-    )
-    ranked = [(d.field, d.effect) for d in diff(record, other).differences]
-    assert ranked[0] == ("data.declared.batch_size", "recipe")
-    assert [e for _, e in ranked] == sorted(
-        (e for _, e in ranked), key=["recipe", "numerics", "none"].index
-    )
-    assert ranked.index(("numerics.fp32_precision.cuda_matmul", "numerics")) < ranked.index(
-        ("torch.threads.intra_op", "numerics")
-    ), "TF32 on Ampere is the likelier numerics cause"
-
-
-def test_a_field_only_one_run_recorded_ranks_after_known_differences():
-    record = cpu_record()
-    other = edit(
-        record, **{"git": {"unavailable": "not a git repository"}, "data.declared.batch_size": 64}
-    )
-    report = diff(record, other)
-    assert report.differences[0].field == "data.declared.batch_size"
-    commit = effect_of(report, "git.commit")
-    assert commit.effect == "recipe"
-    assert commit.explanation.startswith("Only one run recorded")
-
-
-INDUCTOR_DEFAULTS = {
-    "deterministic": False,
-    "fallback_random": False,
-    "max_autotune": False,
-    "coordinate_descent_tuning": False,
-}
-
-
-def test_inductor_imported_by_deterministic_mode_in_one_run_only_is_no_cause():
-    """``use_deterministic_algorithms(True)`` imports inductor and sets its deterministic mode:
-    the run that called it reads inductor's config, the other could not. Only the flag ranks."""
-    a = seeded(cpu_record(), 0)
-    b = edit(
-        a,
-        **{
-            "determinism.deterministic_algorithms": True,
-            "determinism.inductor": {**INDUCTOR_DEFAULTS, "deterministic": True},
-        },
-    )
-    report = diff(a, b)
-    assert report.differences[0].field == "determinism.deterministic_algorithms"
-    for key in INDUCTOR_DEFAULTS:
-        found = effect_of(report, f"determinism.inductor.{key}")
-        assert found.effect == "none", found
-    assert "use_deterministic_algorithms or TORCHINDUCTOR_DETERMINISTIC" in (
-        effect_of(report, "determinism.inductor.deterministic").explanation
-    )
-
-
-@pytest.mark.parametrize(
-    ("key", "effect"),
-    [("max_autotune", "numerics"), ("fallback_random", "randomness")],
-)
-def test_inductor_setting_changed_in_code_still_counts_against_an_unread_side(key, effect):
-    """Set in the program (not by its variable): the unread side had inductor's default, so this
-    is a real difference, weaker only for being read on one side."""
-    a = seeded(cpu_record(), 0)
-    b = edit(a, **{"determinism.inductor": {**INDUCTOR_DEFAULTS, key: True}})
-    found = effect_of(diff(a, b), f"determinism.inductor.{key}")
-    assert found.effect == effect
-    assert found.explanation.startswith("Only one run recorded this field")
-
-
-def test_inductor_setting_from_its_variable_is_the_variable_difference():
-    a = seeded(cpu_record(), 0)
-    b = edit(
-        a,
-        **{
-            "determinism.env.TORCHINDUCTOR_MAX_AUTOTUNE": "1",
-            "determinism.inductor": {**INDUCTOR_DEFAULTS, "max_autotune": True},
-        },
-    )
-    report = diff(a, b)
-    assert effect_of(report, "determinism.inductor.max_autotune").effect == "none"
-    assert effect_of(report, "determinism.env.TORCHINDUCTOR_MAX_AUTOTUNE").effect == "numerics"
 
 
 TYPO_MODULE = """
@@ -475,78 +321,6 @@ def test_an_untracked_list_holding_a_non_path_names_nothing_and_breaks_no_diff()
     assert not untracked(record, "y.py")
     other = edit(record, **{"program.entry.path": "x.py", "program.entry.kind": "script"})
     assert diff(record, other).differences  # compared, not raised
-
-
-def test_a_variable_is_a_cause_only_where_a_logged_value_shows_it_was_read() -> None:
-    """Every variable of the process is recorded (issue 47). ``MOMENTUM``, whose value the run
-    logged as a param, is a recipe difference; ``JOB_TAG``, held by nothing the run logged, is
-    listed as changing nothing shown (a harness's, a scheduler's), and bisect may still set it;
-    NCCL's are recorded only under ``distributed.env``."""
-    from mlflow_fingerprint.compare.settable import split
-    from mlflow_fingerprint.model.variables import RECORDED_ELSEWHERE
-
-    base = seeded(cpu_record(), 0)
-    a = edit(base, **{"program.env.MOMENTUM": "0.9", "program.env.JOB_TAG": "x", "params.m": 0.9})
-    b = edit(base, **{"program.env.MOMENTUM": "0.5", "program.env.JOB_TAG": "y", "params.m": 0.5})
-    report = diff(a, b)
-    found = {d.field: d for d in report.differences}
-    read, unread = found["program.env.MOMENTUM"], found["program.env.JOB_TAG"]
-    assert read.effect == "recipe"
-    assert "params.m holds its value in both runs" in read.explanation
-    assert unread.effect == "none"
-    assert "nothing shows the program read it" in unread.explanation
-    assert "program.env.JOB_TAG" not in {d.field for d in report.effective_differences}
-    assert {k.field for k in split(report.differences).knobs} >= {
-        "program.env.MOMENTUM",
-        "program.env.JOB_TAG",
-    }
-    assert {"NCCL_ALGO", "NCCL_PROTO"} <= RECORDED_ELSEWHERE
-
-
-def test_a_variable_one_run_lacks_is_read_only_where_the_logged_value_moved_with_it() -> None:
-    """A ran without ``SCALE`` (the program's default), B with ``SCALE=4``: B's ``params.scale``
-    holds 4 where A's holds 1, so the program read it. ``HINT=2`` in B alone, with a worker
-    count of 2 logged by both runs, shows nothing: the 2 was there without the variable."""
-    base = seeded(cpu_record(), 0)
-    a = edit(base, **{"program.env.USER_KNOB": "x", "params.scale": "1", "params.workers": "2"})
-    b = edit(
-        base,
-        **{
-            "program.env.USER_KNOB": "x",
-            "program.env.SCALE": "4",
-            "program.env.HINT": "2",
-            "params.scale": "4",
-            "params.workers": "2",
-        },
-    )
-    found = {d.field: d for d in diff(a, b).differences}
-    scale = found["program.env.SCALE"]
-    assert scale.effect == "recipe"
-    assert "params.scale holds its value in B, and another in A" in scale.explanation
-    assert found["program.env.HINT"].effect == "none"
-
-
-def test_two_variables_with_one_value_are_told_apart_by_name_or_left_to_a_rerun() -> None:
-    """B sets ``LR_SCALE=4`` and ``SHARDS=4``; its ``params.lr_scale`` went from 1 to 4. The
-    param is named after ``LR_SCALE``: that one is the recipe change, ``SHARDS`` shows nothing.
-    With ``params.factor`` instead, nothing tells them apart: both are candidates, and each
-    explanation says a rerun must tell."""
-    base = seeded(cpu_record(), 0)
-    env = {"program.env.USER_KNOB": "x"}
-    both = {"program.env.LR_SCALE": "4", "program.env.SHARDS": "4"}
-    for param, owner in (("lr_scale", "LR_SCALE"), ("factor", None)):
-        a = edit(base, **env, **{f"params.{param}": "1"})
-        b = edit(base, **env, **both, **{f"params.{param}": "4"})
-        found = {d.field: d for d in diff(a, b).differences}
-        scale, shards = found["program.env.LR_SCALE"], found["program.env.SHARDS"]
-        if owner:
-            assert (scale.effect, shards.effect) == ("recipe", "none")
-            assert "named after LR_SCALE" in shards.explanation
-            assert "So does" not in scale.explanation
-        else:
-            assert (scale.effect, shards.effect) == ("recipe", "recipe")
-            assert "So does SHARDS" in scale.explanation
-            assert "So does LR_SCALE" in shards.explanation
 
 
 def test_compiled_code_in_one_run_only_is_numerics_with_the_reason_and_its_source():

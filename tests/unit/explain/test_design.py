@@ -1,0 +1,62 @@
+"""Blocks of fields that moved together (``explain/design.py``): the same partition, a nested
+field, three aliased flags, an xor, and near aliasing by Cramer's V."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mlflow_fingerprint.explain.design import cramers_v
+from support.blocks import design_blocks, texts_of
+
+
+def test_fields_with_the_same_partition_are_one_block_of_two_settings() -> None:
+    gpu = ["A100", "A100", "H100", "H100"] * 3
+    torch = ["2.5", "2.5", "2.7", "2.7"] * 3
+    found = design_blocks(texts_of(gpu=gpu, torch=torch, seedless=[0, 1] * 6))
+    assert [b.fields for b in found] == [("gpu", "torch"), ("seedless",)]
+    assert found[0].confounded
+    assert found[0].labels == ("gpu=A100, torch=2.5", "gpu=H100, torch=2.7")
+
+
+def test_the_same_value_recorded_twice_is_one_setting_not_a_confound() -> None:
+    lr = [0.1, 0.1, 0.01, 0.01] * 3
+    found = design_blocks(texts_of(**{"params.lr": lr, "program.call.lr": lr}))
+    assert [b.fields for b in found] == [("params.lr", "program.call.lr")]
+    assert not found[0].confounded
+
+
+def test_a_field_nested_in_another_is_merged_by_the_rank_deficit() -> None:
+    driver = ["535", "535", "550", "550", "560", "560"] * 2  # three drivers
+    arch = ["ampere", "ampere", "hopper", "hopper", "hopper", "hopper"] * 2  # a function of it
+    found = design_blocks(texts_of(driver=driver, arch=arch))
+    assert [b.fields for b in found] == [("driver", "arch")]
+
+
+def test_three_fields_aliased_together_are_merged() -> None:
+    """Three flags of which exactly one is on (``--adam``, ``--sgd``, ``--rmsprop``): any two
+    can be told apart, the three together cannot (their columns add up to the intercept)."""
+    one_hot = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1]] * 4)
+    other = np.arange(12) % 2
+    found = design_blocks(
+        texts_of(adam=one_hot[:, 0], sgd=one_hot[:, 1], rmsprop=one_hot[:, 2], width=other)
+    )
+    assert [blk.fields for blk in found] == [("adam", "sgd", "rmsprop"), ("width",)]
+
+
+def test_xor_of_two_fields_is_a_separate_main_effect() -> None:
+    """c = a xor b is aliased with the a x b interaction, not with a or b: a main-effects model
+    tells the three apart (a half fraction of a 2^3 design)."""
+    a, b = np.array([0, 0, 1, 1] * 4), np.array([0, 1, 0, 1] * 4)
+    found = design_blocks(texts_of(a=a, b=b, c=a ^ b))
+    assert [blk.fields for blk in found] == [("a",), ("b",), ("c",)]
+
+
+def test_near_aliasing_by_cramers_v_merges_and_says_so() -> None:
+    a = np.array([0] * 12 + [1] * 12)
+    b = a.copy()
+    b[0] = 1  # one run of 24 apart: separable by rank, not in practice
+    assert cramers_v(a, b) >= 0.9
+    (block,) = design_blocks(texts_of(a=a, b=b))
+    assert block.near
+    crossed = design_blocks(texts_of(a=a, b=np.tile([0, 1], 12)))
+    assert len(crossed) == 2

@@ -1,0 +1,46 @@
+"""The table ``explain`` analyses (``explain/table.py``), built from real captured records: which
+varying fields it uses, which are seeds, which some runs cannot know, and what it leaves out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mlflow_fingerprint.explain.table import ABSENT, RunRecord, build, text
+from mlflow_fingerprint.model.missing import MISSING
+from support.records import cpu_record, edit, seeded
+
+
+def run(run_id: str, record: dict[str, Any], lr: str) -> RunRecord:
+    return RunRecord(run_id, {**record, "params": {"lr": lr}}, "full")
+
+
+def two_runs() -> list[RunRecord]:
+    """Two whole records apart in their learning rate, their seeds and their (volatile) host."""
+    base = edit(cpu_record(), **{"program.call.lr": 0.1, "platform.hostname": "node-a"})
+    other = edit(base, **{"program.call.lr": 0.2, "platform.hostname": "node-b"})
+    return [run("a", seeded(base, 0), "0.1"), run("b", seeded(other, 1), "0.2")]
+
+
+def test_a_varying_field_is_used_a_seed_is_set_apart_and_the_host_left_out() -> None:
+    table = build(two_runs())
+    assert [f.path for f in table.fields] == ["program.call.lr", "params.lr"]
+    assert {f.effect for f in table.fields} == {"recipe"}
+    assert table.texts["program.call.lr"] == ("0.1", "0.2")
+    assert table.seeds == ("seeds.requested", "seeds.torch_initial_seed")
+    assert table.missing == ()
+    assert "platform.hostname" not in table.texts
+    assert table.keys[0] != table.keys[1]
+
+
+def test_a_field_a_params_only_run_cannot_know_is_missing_not_guessed() -> None:
+    rows = [*two_runs(), RunRecord("c", {"params": {"lr": "0.2"}}, "params")]
+    table = build(rows)
+    assert [f.path for f in table.fields] == ["params.lr"]
+    assert table.texts["params.lr"] == ("0.1", "0.2", "0.2")
+    assert table.missing == ("program.call.lr",)
+    assert "program.call.lr" not in table.texts
+
+
+def test_values_are_compared_as_text() -> None:
+    assert (text("0.1"), text(0.1), text(MISSING)) == ("0.1", "0.1", ABSENT)
+    assert text({"b": 1, "a": 2}) == '{"a": 2, "b": 1}'
