@@ -30,18 +30,6 @@ UNIT = ROOT / "tests" / "unit"
 NOT_YET: frozenset[str] = frozenset(
     {
         "__init__.py",
-        "capture/context.py",
-        "capture/distributed.py",
-        "capture/nvml.py",
-        "capture/nvml_replay.py",
-        "capture/platform_info.py",
-        "capture/process.py",
-        "capture/python_info.py",
-        "capture/reading.py",
-        "capture/store_files.py",
-        "capture/tensorflow_info.py",
-        "capture/torch_info.py",
-        "capture/variables.py",
         "integrations/__init__.py",
         "integrations/_record.py",
         "integrations/keras.py",

@@ -28,7 +28,6 @@ from mlflow_fingerprint.capture.nvml import load_nvml
 from mlflow_fingerprint.capture.nvml_replay import (
     CALLS_BY_NAME,
     NvmlReplay,
-    ReplayError,
     record_readings,
 )
 from mlflow_fingerprint.model.fingerprint import is_unavailable
@@ -455,84 +454,17 @@ def test_capture_cuts_a_hung_nvml_init() -> None:
     assert "timed out" in fp["gpu"]["unavailable"]
 
 
-# -- choosing NVML -----------------------------------------------------------------------------
+# -- NVML absent -------------------------------------------------------------------------------
 
 
-def test_load_nvml_prefers_an_override() -> None:
-    replay = NvmlReplay.from_file(FIXTURES / "t4.json")
-    assert load_nvml(replay) == (replay, None, "replay:t4.json")
-    plain = SimpleNamespace()
-    assert load_nvml(plain) == (plain, None, "override")
-
-
-def test_load_nvml_reads_the_env_var(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(NVML_REPLAY, str(FIXTURES / "l4.json"))
-    module, error, source = load_nvml()
-    assert isinstance(module, NvmlReplay)
-    assert (error, source) == (None, "replay:l4.json")
-
-
-def test_load_nvml_with_bad_json_gives_a_one_line_reason(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    bad = tmp_path / "bad.json"
-    bad.write_text("{not json")
-    monkeypatch.setenv(NVML_REPLAY, str(bad))
-    module, error, source = load_nvml()
-    assert module is None
-    assert error is not None
-    assert "not valid JSON" in error
-    assert "\n" not in error
-    assert source == "replay:bad.json"
-
-
-def test_load_nvml_without_pynvml(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_probe_without_pynvml_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pynvml", None)  # makes ``import pynvml`` raise ImportError
-    assert load_nvml() == (None, "nvidia-ml-py is not installed", "nvml")
     assert gpu.probe(context()) == {
         "unavailable": "NVML not available (nvidia-ml-py is not installed)"
     }
 
 
-# -- the replay itself -------------------------------------------------------------------------
-
-
-def test_replay_raises_the_real_pynvml_errors() -> None:
-    replay = NvmlReplay.from_file(FIXTURES / "rtx3090.json")
-    with pytest.raises(pynvml.NVMLError_Uninitialized):
-        replay.nvmlDeviceGetCount()
-    replay.nvmlInit()
-    handle = replay.nvmlDeviceGetHandleByIndex(0)
-    with pytest.raises(pynvml.NVMLError_NotSupported):
-        replay.nvmlDeviceGetEccMode(handle)
-    with pytest.raises(pynvml.NVMLError_InvalidArgument):
-        replay.nvmlDeviceGetHandleByIndex(1)
-    assert replay.nvmlDeviceGetMemoryInfo(handle).total == 24576 * 1024 * 1024
-    replay.nvmlShutdown()
-
-
-def test_replay_rejects_a_misspelt_error_name() -> None:
-    rec = recording("h100.json")
-    rec["devices"][0]["nvmlDeviceGetEccMode"] = {"error": "NotSuported"}
-    with pytest.raises(ReplayError, match="NotSuported"):
-        NvmlReplay(rec)
-
-
-@pytest.mark.parametrize(
-    ("where", "key"),
-    [("device", "nvmlDeviceGetEccMod"), ("system", "nvmlDeviceGetName"), ("mig", "nvmlGetName")],
-)
-def test_replay_rejects_a_reading_no_call_takes(where: str, key: str) -> None:
-    """A misspelt call name would otherwise replay, silently, as not recorded."""
-    rec = recording("a100_mig.json")
-    readings = {
-        "device": rec["devices"][0],
-        "system": rec["system"],
-        "mig": rec["devices"][0]["mig_devices"][1],
-    }[where]
-    readings[key] = 1
-    with pytest.raises(ReplayError, match=key):
-        NvmlReplay(rec)
+# -- the replay as the probe reads it (the replay itself: test_nvml_replay.py) -----------------
 
 
 def test_a_call_missing_from_a_recording_replays_as_not_supported() -> None:
@@ -585,17 +517,6 @@ def test_the_replay_answers_every_call_the_probe_makes() -> None:
     }
     assert {n for n in asked if n.startswith("nvml")} - handles_and_lifecycle <= set(CALLS_BY_NAME)
     assert set(CALLS_BY_NAME) <= asked  # and the table holds no call the probe never makes
-
-
-@pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.glob("*.json")))
-def test_recorder_reproduces_each_fixture(fixture: str) -> None:
-    """Recording a replay gives the fixture back: the recorder and the replay speak one format,
-    so a fixture recorded on a real GPU replays exactly."""
-    rec = recording(fixture)
-    again = record_readings(NvmlReplay(copy.deepcopy(rec)), recorded_from=rec["recorded_from"])
-    # A call the fixture lacks (a MIG handle's name, a call added after it was recorded) stays
-    # absent: re-recording a replay never turns "not recorded" into a reading.
-    assert again == {k: v for k, v in rec.items() if k not in ("notes",)}
 
 
 # -- the one-line summary ----------------------------------------------------------------------
