@@ -62,7 +62,6 @@ NOT_YET: frozenset[str] = frozenset(
         "run/stop.py",
         "run/watch.py",
         "run/wrapper.py",
-        "tracking/sync.py",
     }
 )
 
