@@ -30,8 +30,6 @@ UNIT = ROOT / "tests" / "unit"
 NOT_YET: frozenset[str] = frozenset(
     {
         "__init__.py",
-        "integrations/__init__.py",
-        "integrations/_record.py",
         "integrations/keras.py",
         "integrations/lightning.py",
         "integrations/transformers.py",
