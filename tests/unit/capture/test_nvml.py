@@ -38,39 +38,28 @@ def test_load_nvml_reads_the_env_var(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (error, source) == (None, "replay:l4.json")
 
 
-def test_load_nvml_with_bad_json_gives_a_one_line_reason(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (None, "cannot read {path}: No such file or directory"),
+        ("{not json", "{path} is not valid JSON"),
+        # a call no replay knows is refused when the recording is loaded, not mid-capture
+        ('{"system": {"nvmlDeviceGetName": "H100"}}', "'nvmlDeviceGetName' is not an NVML"),
+    ],
+)
+def test_a_replay_that_cannot_be_loaded_is_one_line_saying_why(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, content: str | None, reason: str
 ) -> None:
-    bad = tmp_path / "bad.json"
-    bad.write_text("{not json")
-    monkeypatch.setenv(NVML_REPLAY, str(bad))
+    path = tmp_path / "replay.json"
+    if content is not None:
+        path.write_text(content)
+    monkeypatch.setenv(NVML_REPLAY, str(path))
     module, error, source = load_nvml()
-    assert module is None
+    assert (module, source) == (None, "replay:replay.json")
     assert error is not None
-    assert "not valid JSON" in error
+    assert error.startswith(f"cannot replay NVML readings ({NVML_REPLAY}): ")
+    assert reason.format(path=path) in error
     assert "\n" not in error
-    assert source == "replay:bad.json"
-
-
-def test_a_replay_that_cannot_be_read_names_the_file(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    monkeypatch.setenv(NVML_REPLAY, str(tmp_path / "gone.json"))
-    module, error, source = load_nvml()
-    assert module is None
-    assert error == (
-        f"cannot replay NVML readings ({NVML_REPLAY}): cannot read "
-        f"{tmp_path / 'gone.json'}: No such file or directory"
-    )
-    assert source == "replay:gone.json"
-    # a recording with a call no replay knows is refused when loaded, not mid-capture
-    wrong = tmp_path / "wrong.json"
-    wrong.write_text('{"system": {"nvmlDeviceGetName": "H100"}}')
-    monkeypatch.setenv(NVML_REPLAY, str(wrong))
-    module, error, _ = load_nvml()
-    assert module is None
-    assert error is not None
-    assert "'nvmlDeviceGetName' is not an NVML system call" in error
 
 
 def test_the_installed_pynvml_is_the_default_and_its_absence_is_said(
