@@ -29,7 +29,6 @@ UNIT = ROOT / "tests" / "unit"
 # unit test says so), and a new module comes with its tests.
 NOT_YET: frozenset[str] = frozenset(
     {
-        "__init__.py",
         "capture/context.py",
         "capture/distributed.py",
         "capture/nvml.py",
