@@ -34,7 +34,8 @@ def test_a_rerun_may_run_three_times_the_run_s_wall_time_plus_two_minutes() -> N
 def test_the_code_is_this_tree_only_where_it_is_the_run_s(tmp_path: Path) -> None:
     repo = committed_repo(tmp_path / "repo", {"train.py": "print(1)\n"})
     head = git(repo, "rev-parse", "HEAD").strip()
-    assert origin_of(repo / ".") == repo.resolve() or origin_of(repo) == repo
+    (repo / "sub").mkdir()
+    assert origin_of(repo / "sub").resolve() == repo.resolve()  # from a folder inside it
     same = recorded("A", cpu_record(), commit=head)
     assert code_note(same, repo) == f"the code: this working tree ({repo}), already the run's"
     other = recorded("A", cpu_record(), commit="1" * 40, diff="diff --git", diff_digest="ab")
