@@ -29,37 +29,9 @@ UNIT = ROOT / "tests" / "unit"
 # unit test says so), and a new module comes with its tests.
 NOT_YET: frozenset[str] = frozenset(
     {
-        "__init__.py",
         "integrations/keras.py",
         "integrations/lightning.py",
         "integrations/transformers.py",
-        "prove/bisection.py",
-        "prove/curves.py",
-        "prove/executors/__init__.py",
-        "prove/executors/ray.py",
-        "prove/executors/remote.py",
-        "prove/executors/slurm.py",
-        "prove/package_sets.py",
-        "prove/pair.py",
-        "prove/process.py",
-        "prove/recorded.py",
-        "prove/reproduce.py",
-        "prove/rerunner.py",
-        "prove/results.py",
-        "prove/signals.py",
-        "run/announce.py",
-        "run/context_provider.py",
-        "run/current.py",
-        "run/decorator_record.py",
-        "run/digest.py",
-        "run/lifecycle.py",
-        "run/prepare.py",
-        "run/provider_pause.py",
-        "run/publish.py",
-        "run/ranks.py",
-        "run/stop.py",
-        "run/watch.py",
-        "run/wrapper.py",
     }
 )
 
