@@ -167,6 +167,10 @@ VOLATILE: tuple[str, ...] = (
     DATA_LOADERS_EACH_BATCHES_SEEN,  # how far the run got, not how it was set up
     # What the first step started from: measured consequences of the seeds and the recipe,
     # compared at diff time (``compare/step_zero.py``); a run's hashes are known at its start.
+    # ``first_step.compiled`` too, though compiled kernels round otherwise: it is read at the
+    # first step (the start and first-batch captures have none, so a compiled run's numerics
+    # hash would move mid-run) and holds what the whole process compiled; ``diff`` weighs it
+    # by its rule (``compare/rules/numerics.py``).
     "first_step",
     GIT_ROOT,
     GIT_BRANCH,
