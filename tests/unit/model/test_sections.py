@@ -3,11 +3,26 @@ it has the declared type, and None (or empty) where it is missing, unavailable o
 
 from __future__ import annotations
 
-from mlflow_fingerprint.model.record import unavailable
+from dataclasses import fields
+from typing import get_type_hints
+
+from mlflow_fingerprint.model.record import read, unavailable
 from mlflow_fingerprint.model.sections import Data, Git, Gpu, Numerics, Program, Seeds
 from support.records import cpu_record, edit, gpu_record, seeded
 
 GONE = unavailable("could not be read")
+SECTIONS = (Seeds, Data, Numerics, Program, Git, Gpu)
+
+
+def test_each_attribute_is_typed_as_its_reader_reads_it() -> None:
+    """``at(FIELD)`` hides the reader's type from the type checker: an attribute read by
+    ``read`` is the field's declared type or None, any other the type its reader returns."""
+    for section in SECTIONS:
+        hints = get_type_hints(section)
+        for attribute in fields(section):
+            reader, path = attribute.metadata["reader"], attribute.metadata["path"]
+            want = path.kind | None if reader is read else get_type_hints(reader)["return"]
+            assert hints[attribute.name] == want, (section.__name__, attribute.name)
 
 
 def test_seeds_read_a_real_capture_and_a_seeded_one() -> None:
