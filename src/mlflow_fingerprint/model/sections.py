@@ -51,13 +51,13 @@ from .record import get_path, is_unavailable, read
 Record = Mapping[str, Any]
 
 
-def mapping(record: Record, path: Field[object]) -> Mapping[str, Any] | None:
+def mapping(record: Record, path: Field[object]) -> Mapping[str, object] | None:
     """The mapping at ``path``; None where it is missing, ``unavailable`` or not a mapping."""
     value = get_path(record, path)
     return value if isinstance(value, Mapping) and not is_unavailable(value) else None
 
 
-def mappings(record: Record, path: Field[object]) -> tuple[Mapping[str, Any], ...]:
+def mappings(record: Record, path: Field[object]) -> tuple[Mapping[str, object], ...]:
     """The mappings listed at ``path`` (loaders, devices; an entry a probe could not read stays,
     as ``{"unavailable": ...}``); empty where the field holds no list."""
     value = get_path(record, path)
@@ -117,7 +117,7 @@ class Seeds(Section):
     # without it predates the field or its seeds section could not be read.
     torch_seed_recorded: bool = at(SEEDS_TORCH_INITIAL_SEED, recorded)
     first_step_seed: int | None = at(SEEDS_AT_FIRST_STEP_TORCH_INITIAL_SEED)  # when training began
-    first_step_digests: Mapping[str, Any] | None = at(SEEDS_AT_FIRST_STEP_STATE_DIGESTS, mapping)
+    first_step_digests: Mapping[str, object] | None = at(SEEDS_AT_FIRST_STEP_STATE_DIGESTS, mapping)
     pythonhashseed: str | None = at(SEEDS_PYTHONHASHSEED)
     hash_randomization: bool | None = at(SEEDS_HASH_RANDOMIZATION)
     captured_at_stage: str | None = at(SEEDS_CAPTURED_AT_STAGE)
@@ -128,8 +128,8 @@ class Seeds(Section):
 class Data(Section):
     """The DataLoaders the run iterated and the loader settings the program declared."""
 
-    loaders: tuple[Mapping[str, Any], ...] = at(DATA_LOADERS, mappings)
-    declared: Mapping[str, Any] | None = at(DATA_DECLARED, mapping)
+    loaders: tuple[Mapping[str, object], ...] = at(DATA_LOADERS, mappings)
+    declared: Mapping[str, object] | None = at(DATA_DECLARED, mapping)
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ class Numerics(Section):
     """The fp32 precision each backend may use, and NVIDIA's override of TF32."""
 
     # backend node -> ieee | tf32 | bf16 | ...
-    fp32_precision: Mapping[str, Any] | None = at(NUMERICS_FP32_PRECISION, mapping)
+    fp32_precision: Mapping[str, object] | None = at(NUMERICS_FP32_PRECISION, mapping)
     tf32_override: str | None = at(NUMERICS_ENV_NVIDIA_TF32_OVERRIDE)  # as the process saw it
 
 
@@ -146,11 +146,11 @@ class Program(Section):
     """How the training was started: its command line, entry point, options and sources."""
 
     argv: tuple[object, ...] | None = at(PROGRAM_ARGV, listed)
-    entry: Mapping[str, Any] | None = at(PROGRAM_ENTRY, mapping)  # {kind, path, module, sha256}
+    entry: Mapping[str, object] | None = at(PROGRAM_ENTRY, mapping)  # {kind, path, module, sha256}
     cwd: str | None = at(PROGRAM_CWD)
-    options: Mapping[str, Any] | None = at(PROGRAM_OPTIONS, mapping)  # None: argv did not parse
+    options: Mapping[str, object] | None = at(PROGRAM_OPTIONS, mapping)  # None: argv did not parse
     # path -> sha256 of the project's files the process imported
-    sources: Mapping[str, Any] | None = at(PROGRAM_SOURCES_FILES, mapping)
+    sources: Mapping[str, object] | None = at(PROGRAM_SOURCES_FILES, mapping)
 
 
 @dataclass(frozen=True)
@@ -168,5 +168,5 @@ class Git(Section):
 class Gpu(Section):
     """The NVIDIA GPUs NVML saw (none where there was no driver) and the driver's version."""
 
-    devices: tuple[Mapping[str, Any], ...] = at(GPU_DEVICES, mappings)
+    devices: tuple[Mapping[str, object], ...] = at(GPU_DEVICES, mappings)
     driver_version: str | None = at(GPU_DRIVER_VERSION)

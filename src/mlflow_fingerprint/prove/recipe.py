@@ -40,7 +40,8 @@ class Recipe:
     commit: str
     diff: str | None  # the recorded uncommitted diff; None for a clean tree
     diff_digest: str | None
-    sources: Mapping[str, str | None] = field(default_factory=dict)  # path -> sha256[:16]
+    # path -> sha256[:16] as recorded (a record is input: compared as it is)
+    sources: Mapping[str, object] = field(default_factory=dict)
     untracked: tuple[str, ...] = ()
 
     @property
