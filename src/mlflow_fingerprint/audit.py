@@ -23,14 +23,12 @@ from .model.fields import (
     FIRST_STEP_GENERATORS_AT_FIRST_STEP,
     FIRST_STEP_MADE_AFTER_SEEDING,
     GIT_DIRTY,
-    SEEDS_HASH_RANDOMIZATION,
-    SEEDS_PYTHONHASHSEED,
-    SEEDS_REQUESTED,
     TENSORFLOW_TF32_EXECUTION,
     TORCH_THREADS_ENV,
     TORCH_THREADS_INTRA_OP,
 )
 from .model.fingerprint import Fingerprint, get_path
+from .model.sections import Seeds
 from .model.vocabulary import Effect, Severity
 
 SEVERITY: dict[Severity, int] = {"high": 0, "medium": 1, "low": 2}
@@ -96,7 +94,7 @@ def drawn_before_seeding(r: Record) -> Finding | None:
             "randomness",
             "The initial weights were drawn before the seed was set: torch's generator had "
             "already been drawn from, from the seed torch takes from the OS at start-up, when "
-            f"the run was seeded with {get_path(r, SEEDS_REQUESTED)}, and {measured}, so they "
+            f"the run was seeded with {Seeds.from_record(r).requested}, and {measured}, so they "
             "differ every run.",
             SEED_FIRST_FIX,
             str(cite.FIRST_STEP),
@@ -125,8 +123,9 @@ def _seeds(r: Record) -> Finding | str:
     program = facts.program_seed(r)
     if program is not None:
         return f"seeded by the program with {program}"
-    if get_path(r, SEEDS_REQUESTED) is not None:
-        return f"seeded with {get_path(r, SEEDS_REQUESTED)}"
+    requested = Seeds.from_record(r).requested
+    if requested is not None:
+        return f"seeded with {requested}"
     if facts.seeded(r):
         return f"TensorFlow's global seed is {facts.tf_seed(r)}"
     return Finding(
@@ -140,9 +139,10 @@ def _seeds(r: Record) -> Finding | str:
 
 
 def pythonhashseed(r: Record) -> Finding | str:
-    if get_path(r, SEEDS_PYTHONHASHSEED) is not None:
-        return f"PYTHONHASHSEED={get_path(r, SEEDS_PYTHONHASHSEED)}"
-    if get_path(r, SEEDS_HASH_RANDOMIZATION) is False:
+    seeds = Seeds.from_record(r)
+    if seeds.pythonhashseed is not None:
+        return f"PYTHONHASHSEED={seeds.pythonhashseed}"
+    if seeds.hash_randomization is False:
         return "hash randomization is off"
     return Finding(
         "pythonhashseed",

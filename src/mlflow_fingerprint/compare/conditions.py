@@ -16,12 +16,10 @@ from ..model.fields import (
     DISTRIBUTED_BACKEND,
     DISTRIBUTED_RANKS,
     FIRST_STEP_COMPILED,
-    SEEDS_CAPTURED_AT_STAGE,
-    SEEDS_REQUESTED,
-    SEEDS_TORCH_IMPORTED_BY_PROGRAM,
 )
 from ..model.fingerprint import get_path, is_unavailable
 from ..model.missing import MISSING
+from ..model.sections import Seeds
 from ..model.vocabulary import EFFECTS, Effect, check
 from . import facts
 from .fields import FieldChange
@@ -411,7 +409,7 @@ def unseeded(ctx: Context) -> Outcome | None:
             prior=3,
         )
     if facts.seeded(ctx.a) or facts.seeded(ctx.b):
-        if all(get_path(r, SEEDS_TORCH_IMPORTED_BY_PROGRAM) is False for r in (ctx.a, ctx.b)):
+        if all(Seeds.from_record(r).torch_imported_by_program is False for r in (ctx.a, ctx.b)):
             return Outcome(
                 "none",
                 "torch drew its own seed in each run, but neither program imported torch (only "
@@ -435,9 +433,9 @@ def unseeded(ctx: Context) -> Outcome | None:
 def rng_state(ctx: Context) -> Outcome | None:
     """State digests are a sound "same stream" test only when both were taken right after
     seeding with the same seed; anywhere else they are volatile."""
-    after_seed = all(get_path(r, SEEDS_CAPTURED_AT_STAGE) == "after_seed" for r in (ctx.a, ctx.b))
-    same = get_path(ctx.a, SEEDS_REQUESTED) == get_path(ctx.b, SEEDS_REQUESTED)
-    if after_seed and same and facts.seeded(ctx.a):
+    a, b = Seeds.from_record(ctx.a), Seeds.from_record(ctx.b)
+    after_seed = a.captured_at_stage == b.captured_at_stage == "after_seed"
+    if after_seed and a.requested == b.requested and facts.seeded(ctx.a):
         return Outcome(
             "randomness",
             "Same seed, yet a different RNG state right after seeding: "

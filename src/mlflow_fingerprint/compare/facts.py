@@ -14,7 +14,6 @@ from typing import Any
 from ..model.fields import (
     CUDA_COMPUTED_ON,
     CUDA_TORCH_BUILT_WITH,
-    DATA_LOADERS,
     DETERMINISM_CUDNN_BENCHMARK,
     DETERMINISM_DETERMINISTIC_ALGORITHMS,
     DETERMINISM_WARN_ONLY,
@@ -22,18 +21,7 @@ from ..model.fields import (
     DISTRIBUTED_WORLD_SIZE,
     FIRST_STEP_BEFORE_SEEDING,
     FIRST_STEP_MADE_AFTER_SEEDING,
-    GPU_DEVICES,
     KERAS_GLOBAL_SEED,
-    NUMERICS_ENV_NVIDIA_TF32_OVERRIDE,
-    NUMERICS_FP32_PRECISION,
-    SEEDS_AT_FIRST_STEP_STATE_DIGESTS,
-    SEEDS_AT_FIRST_STEP_TORCH_INITIAL_SEED,
-    SEEDS_HASH_RANDOMIZATION,
-    SEEDS_ORIGIN,
-    SEEDS_PYTHONHASHSEED,
-    SEEDS_REQUESTED,
-    SEEDS_SEEDED_BY,
-    SEEDS_TORCH_INITIAL_SEED,
     TENSORFLOW_GLOBAL_SEED,
     TENSORFLOW_GPUS,
     TENSORFLOW_IMPORTED,
@@ -42,6 +30,7 @@ from ..model.fields import (
 )
 from ..model.fingerprint import get_path
 from ..model.record import read
+from ..model.sections import Data, Gpu, Numerics, Seeds
 
 Record = Mapping[str, Any]
 
@@ -71,10 +60,7 @@ def compute_capability(device: object) -> tuple[int, int] | None:
 
 
 def gpu_devices(record: Record) -> list[Mapping[str, Any]]:
-    devices = get_path(record, GPU_DEVICES)
-    if not isinstance(devices, list | tuple):
-        return []
-    return [d for d in devices if isinstance(d, Mapping)]
+    return list(Gpu.from_record(record).devices)
 
 
 def has_gpu(record: Record) -> bool:
@@ -129,21 +115,17 @@ def seed_origin(record: Record) -> str | None:
     the same facts for a record made before that field; None where nothing tells."""
     from ..capture.seeds import seed_origin as derive
 
-    origin = get_path(record, SEEDS_ORIGIN)
-    if origin in ("decorator", "program", "unseeded"):
-        return str(origin)
-    return derive(
-        get_path(record, SEEDS_REQUESTED),
-        get_path(record, SEEDS_SEEDED_BY),
-        get_path(record, SEEDS_TORCH_INITIAL_SEED),
-    )
+    seeds = Seeds.from_record(record)
+    if seeds.origin in ("decorator", "program", "unseeded"):
+        return seeds.origin
+    return derive(seeds.requested, seeds.seeded_by, seeds.torch_initial_seed)
 
 
 def seeded(record: Record) -> bool:
     """The run's RNGs were seeded on purpose: by the wrapper, declared by the user, by the
     program itself (torch holds a seed it chose), or through TensorFlow's global seed
     (``tf.random.set_seed`` / ``keras.utils.set_random_seed``)."""
-    if get_path(record, SEEDS_REQUESTED) is not None or tf_seed(record) is not None:
+    if Seeds.from_record(record).requested is not None or tf_seed(record) is not None:
         return True
     return seed_origin(record) in ("decorator", "program")
 
@@ -154,15 +136,13 @@ def trained_seed(record: Record) -> int | None:
     it cannot be read."""
     from ..capture.seeds import CHOSEN_SEED_LIMIT
 
-    seed = get_path(record, SEEDS_AT_FIRST_STEP_TORCH_INITIAL_SEED)
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        seed = get_path(record, SEEDS_TORCH_INITIAL_SEED)
-    if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < CHOSEN_SEED_LIMIT:
-        return seed
-    requested = get_path(record, SEEDS_REQUESTED)
-    if seed is None and isinstance(requested, int) and not isinstance(requested, bool):
-        return requested  # torch's seed not read (no torch): the seed asked for
-    return None
+    seeds = Seeds.from_record(record)
+    seed = seeds.first_step_seed
+    if seed is None:
+        if not seeds.torch_seed_recorded:
+            return seeds.requested  # torch's seed not recorded: the seed asked for
+        seed = seeds.torch_initial_seed
+    return seed if seed is not None and 0 <= seed < CHOSEN_SEED_LIMIT else None
 
 
 def seeder(record: Record) -> str:
@@ -176,15 +156,13 @@ def seeder(record: Record) -> str:
 def hash_randomized(record: Record) -> bool:
     """Python salted string hashes with a per-process random seed (PYTHONHASHSEED unset or
     ``random``): the iteration order of sets of strings differs from process to process."""
-    if get_path(record, SEEDS_HASH_RANDOMIZATION) is not True:
-        return False
-    return get_path(record, SEEDS_PYTHONHASHSEED) in (None, "random")
+    seeds = Seeds.from_record(record)
+    return seeds.hash_randomization is True and seeds.pythonhashseed in (None, "random")
 
 
 def first_step_digests(record: Record) -> Mapping[str, Any]:
     """The RNG state digests read when training started, where they were."""
-    found = get_path(record, SEEDS_AT_FIRST_STEP_STATE_DIGESTS)
-    return found if isinstance(found, Mapping) else {}
+    return Seeds.from_record(record).first_step_digests or {}
 
 
 def program_seed(record: Record) -> int | None:
@@ -230,13 +208,11 @@ def tf_op_determinism(record: Record) -> bool:
 
 def tf32_nodes_on(record: Record) -> list[str]:
     """Which CUDA backends may use TF32: ``cuda_matmul``, ``cudnn_conv``, ``cudnn_rnn``."""
-    precision = get_path(record, NUMERICS_FP32_PRECISION)
-    if not isinstance(precision, Mapping):
-        return []
-    nodes = [n for n in ("cuda_matmul", "cudnn_conv", "cudnn_rnn") if precision.get(n) == "tf32"]
-    if get_path(record, NUMERICS_ENV_NVIDIA_TF32_OVERRIDE) == "0":
-        return []  # NVIDIA's libraries refuse TF32 whatever torch asks for
-    return nodes
+    numerics = Numerics.from_record(record)
+    if numerics.fp32_precision is None or numerics.tf32_override == "0":
+        return []  # the override: NVIDIA's libraries refuse TF32 whatever torch asks for
+    precision = numerics.fp32_precision
+    return [n for n in ("cuda_matmul", "cudnn_conv", "cudnn_rnn") if precision.get(n) == "tf32"]
 
 
 def nccl_backend(record: Record) -> bool | None:
@@ -254,10 +230,7 @@ def world_size(record: Record) -> int:
 
 
 def loaders(record: Record) -> list[Mapping[str, Any]]:
-    found = get_path(record, DATA_LOADERS)
-    if not isinstance(found, list | tuple):
-        return []
-    return [loader for loader in found if isinstance(loader, Mapping)]
+    return list(Data.from_record(record).loaders)
 
 
 def num_workers(loader: Mapping[str, Any]) -> int:

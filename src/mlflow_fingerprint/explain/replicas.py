@@ -26,16 +26,15 @@ from typing import Any
 from .. import layout
 from ..compare.replicates import tag_seed
 from ..model.hashing import (
-    FRAMEWORK_SECTIONS,
     GROUPS,
     HASH_LENGTH,
     TF_RECIPE,
     canonical_json,
     digest,
-    framework_used,
+    field_payload,
+    group_fields,
     group_payload,
     is_seed_name,
-    strip_volatile,
 )
 from ..model.record import get_path
 from ..tracking.experiment import StoredRun
@@ -151,18 +150,9 @@ def sound_base(base: Mapping[str, Any], tags: Mapping[str, str]) -> bool:
     )
 
 
-def _recipe_fields(record: Mapping[str, Any]) -> list[str]:
-    """The fields the recipe hash holds for ``record``, as ``group_payload`` picks them."""
-    return [
-        name
-        for name in GROUPS["recipe"]
-        if name.split(".")[0] not in FRAMEWORK_SECTIONS
-        or framework_used(record, name.split(".")[0])
-    ]
-
-
 def _field_json(record: Mapping[str, Any], name: str) -> str:
-    return canonical_json(strip_volatile(get_path(record, name), tuple(name.split("."))))
+    """One part of the recipe hash's payload, as ``group_payload`` writes it."""
+    return canonical_json(field_payload(record, "recipe", name))
 
 
 @dataclass(frozen=True)
@@ -179,7 +169,7 @@ class Base:
         """``digest(group_payload(record, "recipe"))``, the base's JSON reused for each field
         where ``record`` holds the very object the base does."""
         parts = []
-        for name in sorted(_recipe_fields(record)):
+        for name in sorted(group_fields(record, "recipe")):
             value = get_path(record, name)
             held = self.written.get(name)
             text = held[1] if held is not None and held[0] is value else _field_json(record, name)

@@ -167,6 +167,10 @@ VOLATILE: tuple[str, ...] = (
     DATA_LOADERS_EACH_BATCHES_SEEN,  # how far the run got, not how it was set up
     # What the first step started from: measured consequences of the seeds and the recipe,
     # compared at diff time (``compare/step_zero.py``); a run's hashes are known at its start.
+    # ``first_step.compiled`` too, though compiled kernels round otherwise: it is read at the
+    # first step (the start and first-batch captures have none, so a compiled run's numerics
+    # hash would move mid-run) and holds what the whole process compiled; ``diff`` weighs it
+    # by its rule (``compare/rules/numerics.py``).
     "first_step",
     GIT_ROOT,
     GIT_BRANCH,
@@ -276,17 +280,28 @@ def framework_used(record: Mapping[str, Any], section: str) -> bool:
     return get_path(record, f"{section}.imported") is True
 
 
-def group_payload(record: Mapping[str, Any], group: str) -> dict[str, Any]:
-    """What goes into one hash group: the group's fields with volatile ones removed, and those of
-    a framework the program did not import left out (``FRAMEWORK_SECTIONS``)."""
-    return {
-        name: strip_volatile(
-            get_path(record, name), tuple(name.split(".")), EXCLUDED.get(group, ())
-        )
+def group_fields(record: Mapping[str, Any], group: str) -> tuple[str, ...]:
+    """The fields one hash group holds for ``record``: its ``GROUPS`` entries, less those of a
+    framework the program did not import (``FRAMEWORK_SECTIONS``). With :func:`field_payload`,
+    the one place that says what a group hashes, so code that writes a payload part by part
+    (``explain/replicas.py``) hashes what :func:`group_payload` does by construction."""
+    return tuple(
+        name
         for name in GROUPS[group]
         if name.split(".")[0] not in FRAMEWORK_SECTIONS
         or framework_used(record, name.split(".")[0])
-    }
+    )
+
+
+def field_payload(record: Mapping[str, Any], group: str, name: str) -> Any:
+    """What field ``name`` puts into ``group``'s payload: its value without volatile fields and
+    without those hashed in another group (``EXCLUDED``)."""
+    return strip_volatile(get_path(record, name), tuple(name.split(".")), EXCLUDED.get(group, ()))
+
+
+def group_payload(record: Mapping[str, Any], group: str) -> dict[str, Any]:
+    """What goes into one hash group: each of :func:`group_fields` as :func:`field_payload`."""
+    return {name: field_payload(record, group, name) for name in group_fields(record, group)}
 
 
 # Replicates of a recipe (docs/design.md, Comparator 4): runs whose records are equal but for the

@@ -13,22 +13,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .fields import (
-    DATA_DECLARED,
-    DATA_LOADERS,
     DETERMINISM_CUDNN_BENCHMARK,
     DETERMINISM_DETERMINISTIC_ALGORITHMS,
     DETERMINISM_REQUESTED,
     DETERMINISM_WARN_ONLY,
     GIT_DIRTY,
     GPU_DRIVER_VERSION,
-    NUMERICS_ENV_NVIDIA_TF32_OVERRIDE,
-    NUMERICS_FP32_PRECISION,
-    SEEDS_ORIGIN,
-    SEEDS_REQUESTED,
-    SEEDS_TORCH_INITIAL_SEED,
     TENSORFLOW_GLOBAL_SEED,
 )
 from .record import get_path, is_unavailable, read
+from .sections import Data, Git, Numerics, Seeds
 
 Record = Mapping[str, Any]
 
@@ -108,8 +102,8 @@ def driver_text(record: Record) -> str:
 
 def git_dirty_text(record: Record) -> str:
     """``true`` or ``false``: whether the working tree had uncommitted changes."""
-    dirty = get_path(record, GIT_DIRTY)
-    return str(dirty).lower() if isinstance(dirty, bool) else field_text(record, GIT_DIRTY)
+    dirty = Git.from_record(record).dirty
+    return str(dirty).lower() if dirty is not None else field_text(record, GIT_DIRTY)
 
 
 def gpu_text(record: Record) -> str:
@@ -119,8 +113,9 @@ def gpu_text(record: Record) -> str:
 
 def tf32_text(record: Record) -> str:
     """``matmul=off,cudnn=on``: whether CUDA matmuls and cuDNN convs may use TF32."""
-    precision = get_path(record, NUMERICS_FP32_PRECISION)
-    if not isinstance(precision, Mapping):
+    numerics = Numerics.from_record(record)
+    precision = numerics.fp32_precision
+    if precision is None:
         return "unavailable"
 
     def state(*nodes: str) -> str:
@@ -133,7 +128,7 @@ def tf32_text(record: Record) -> str:
         return "off"
 
     text = f"matmul={state('cuda_matmul')},cudnn={state('cudnn_conv', 'cudnn_rnn')}"
-    override = get_path(record, NUMERICS_ENV_NVIDIA_TF32_OVERRIDE)
+    override = numerics.tf32_override
     return f"{text},NVIDIA_TF32_OVERRIDE={override}" if override is not None else text
 
 
@@ -163,23 +158,24 @@ def determinism_request_text(record: Record) -> str:
 
 
 def seed_text(record: Record) -> str:
-    requested = get_path(record, SEEDS_REQUESTED)
-    if requested is not None:
-        return str(requested)
+    seeds = Seeds.from_record(record)
+    if seeds.requested is not None:
+        return str(seeds.requested)
     tf_seed = read(record, TENSORFLOW_GLOBAL_SEED)
     if tf_seed is not None:
         return f"{tf_seed} (TensorFlow global seed)"
-    initial = get_path(record, SEEDS_TORCH_INITIAL_SEED)
-    if get_path(record, SEEDS_ORIGIN) == "program" and isinstance(initial, int):
+    initial = seeds.torch_initial_seed
+    if initial is None:
+        return "unseeded"
+    if seeds.origin == "program":
         return f"{initial} (set by the program)"
-    return f"unseeded (torch initial seed {initial})" if isinstance(initial, int) else "unseeded"
+    return f"unseeded (torch initial seed {initial})"
 
 
 def training_loader(record: Record) -> Mapping[str, Any] | None:
     """The loader that yielded most batches (the first seen among equals: the training loop's
     loader starts first), or None where the run saw no loader."""
-    listed = get_path(record, DATA_LOADERS)
-    loaders = [x for x in listed if isinstance(x, Mapping)] if isinstance(listed, list) else []
+    loaders = Data.from_record(record).loaders
     if not loaders:
         return None
 
@@ -196,7 +192,7 @@ def loaders_value(record: Record, key: str) -> str:
     loader = training_loader(record)
     if loader is not None:
         return str(loader.get(key))
-    declared = get_path(record, DATA_DECLARED.child(key))
+    declared = (Data.from_record(record).declared or {}).get(key)
     return str(declared) if declared is not None else "unknown"
 
 

@@ -20,18 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UsageError
-from ..model.fields import (
-    GIT_COMMIT,
-    GIT_DIFF_DIGEST,
-    GIT_DIRTY,
-    GIT_UNTRACKED_FILES,
-    PROGRAM_ARGV,
-    PROGRAM_CWD,
-    PROGRAM_ENTRY,
-    PROGRAM_SOURCES_FILES,
-)
-from ..model.fingerprint import get_path
-from ..model.record import read
+from ..model.sections import Git, Program
 
 _MODULE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 DIFF_NOT_STORED = "# mlflow-fingerprint: diff not stored"
@@ -51,7 +40,8 @@ class Recipe:
     commit: str
     diff: str | None  # the recorded uncommitted diff; None for a clean tree
     diff_digest: str | None
-    sources: Mapping[str, str | None] = field(default_factory=dict)  # path -> sha256[:16]
+    # path -> sha256[:16] as recorded (a record is input: compared as it is)
+    sources: Mapping[str, object] = field(default_factory=dict)
     untracked: tuple[str, ...] = ()
 
     @property
@@ -91,10 +81,6 @@ def _module(run_id: str, name: object) -> str:
     return name
 
 
-def _strings(value: object) -> tuple[str, ...]:
-    return tuple(str(v) for v in value) if isinstance(value, list) else ()
-
-
 def diff_digest(diff: str) -> str:
     """``git.diff_digest`` as capture computes it, of a stored diff: capture hashes the diff it
     read, before redaction, so a diff whose secrets were masked for storage no longer matches."""
@@ -105,35 +91,31 @@ def recipe_of(run_id: str, record: Mapping[str, Any], diff: str | None) -> Recip
     """The recipe of ``record``; a UsageError saying what is missing or refused where the run
     cannot be rerun (no program recorded, started interactively, no commit, a dirty tree whose
     diff was not stored or not stored as it was, a path leading outside the repository)."""
-    argv = get_path(record, PROGRAM_ARGV)
-    entry = get_path(record, PROGRAM_ENTRY) or {}
-    if not isinstance(argv, list) or not argv or not isinstance(entry, Mapping):
+    program, git = Program.from_record(record), Git.from_record(record)
+    argv, entry = program.argv, program.entry or {}
+    if not argv:
         raise UsageError(f"run {run_id} recorded no program (command line and entry point)")
     kind = entry.get("kind")
     if kind not in ("script", "module"):
         raise UsageError(f"run {run_id} was started interactively (-c, a notebook): no command")
-    commit = read(record, GIT_COMMIT)
+    commit = git.commit
     if commit is None or not re.fullmatch(r"[0-9a-f]{7,64}", commit):
         raise UsageError(f"run {run_id} recorded no git commit: its code cannot be checked out")
-    digest = get_path(record, GIT_DIFF_DIGEST)
-    dirty = get_path(record, GIT_DIRTY) is True
+    digest = git.diff_digest
+    dirty = git.dirty is True
     if dirty and (diff is None or diff.startswith(DIFF_NOT_STORED)):
         raise UsageError(f"run {run_id} ran with uncommitted changes whose diff was not stored")
-    if dirty and isinstance(digest, str) and diff_digest(str(diff)) != digest:
+    if dirty and digest is not None and diff_digest(str(diff)) != digest:
         raise UsageError(
             f"run {run_id}'s stored diff is not the one it ran with (a value in it was masked as "
             "a secret, or the artifact was changed): a rerun would run other code; commit the "
             "change (or name the value in MLFLOW_FINGERPRINT_NOT_SECRET) and record the run again"
         )
-    recorded_cwd = read(record, PROGRAM_CWD)
-    cwd = (
-        _inside(run_id, "the working directory", recorded_cwd) if recorded_cwd is not None else "."
-    )
+    cwd = _inside(run_id, "the working directory", program.cwd) if program.cwd is not None else "."
     path = entry.get("path")
     path = _inside(run_id, "the entry point", path) if isinstance(path, str) else None
     first = _inside(run_id, "argv[0]", str(argv[0]))
     module = _module(run_id, entry.get("module")) if kind == "module" else None
-    files = get_path(record, PROGRAM_SOURCES_FILES)
     return Recipe(
         run_id=run_id,
         argv=(first, *(str(a) for a in argv[1:])),
@@ -143,7 +125,7 @@ def recipe_of(run_id: str, record: Mapping[str, Any], diff: str | None) -> Recip
         cwd=cwd,
         commit=commit,
         diff=diff if dirty else None,
-        diff_digest=digest if isinstance(digest, str) else None,
-        sources=dict(files) if isinstance(files, Mapping) else {},
-        untracked=_strings(get_path(record, GIT_UNTRACKED_FILES)),
+        diff_digest=digest,
+        sources=dict(program.sources or {}),
+        untracked=git.untracked_files,
     )

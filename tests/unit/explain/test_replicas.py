@@ -15,6 +15,8 @@ from mlflow_fingerprint import layout
 from mlflow_fingerprint.compare.resolve import parse_record
 from mlflow_fingerprint.explain import experiment as explain_reads
 from mlflow_fingerprint.explain import replicas
+from mlflow_fingerprint.model.fields import GIT_DIRTY, PROGRAM_CALL
+from mlflow_fingerprint.model.hashing import EXCLUDED, digest, group_payload
 from mlflow_fingerprint.tracking import experiment as reads
 from mlflow_fingerprint.tracking.progress import Progress
 from mlflow_fingerprint.tracking.tags import fingerprint_tags
@@ -93,3 +95,18 @@ def test_a_base_whose_record_does_not_hash_to_its_tags_lends_nothing(recipe) -> 
     assert replicas.sound_base(record, tags)
     edited = {**record, "torch": {**record["torch"], "version": "9.9.9"}}
     assert not replicas.sound_base(edited, tags)
+
+
+def test_a_base_writes_the_recipe_payload_the_hash_does(recipe, monkeypatch) -> None:
+    """``Base.recipe_hash`` writes the recipe's payload field by field; it must be
+    ``group_payload``'s, with the frameworks the program imported and without the fields the
+    group leaves to another (``EXCLUDED``), or a derived record would be checked against another
+    hash than its own."""
+    monkeypatch.setitem(EXCLUDED, "recipe", (PROGRAM_CALL.child("lr"), GIT_DIRTY))
+    keras = {"imported": True, "global_seed": 3}
+    for record in (seeded(recipe, 3), seeded(edit(recipe, keras=keras), 3)):
+        base = replicas.lender(record, fingerprint_tags(record, set()))
+        assert base is not None
+        for other in (record, seeded(record, 4)):  # the base's own objects, then new ones
+            assert base.recipe_hash(other) == digest(group_payload(other, "recipe"))
+        assert group_payload(record, "recipe")["program"]["call"] == {"data_seed": 0}

@@ -40,6 +40,7 @@ from ...model.fields import (
 from ...model.fingerprint import get_path, is_unavailable
 from ...model.hashing import BOOKKEEPING_OPTIONS
 from ...model.missing import MISSING
+from ...model.sections import Git, Program
 from .. import citations as cite
 from ..conditions import Context, Outcome, same_seed
 from .base import Rule
@@ -94,12 +95,7 @@ def argv(ctx: Context) -> Outcome:
     are compared one by one and this adds nothing; otherwise it is the only record of the
     difference."""
     a, b = ctx.change.a, ctx.change.b
-    parsed = all(
-        isinstance(get_path(r, PROGRAM_OPTIONS), Mapping)
-        and not is_unavailable(get_path(r, PROGRAM_OPTIONS))
-        for r in (ctx.a, ctx.b)
-    )
-    if parsed:
+    if all(Program.from_record(r).options is not None for r in (ctx.a, ctx.b)):
         return Outcome(
             "none",
             f"command line: `{shown(a)}` vs `{shown(b)}`; its options and entry point are "
@@ -112,10 +108,9 @@ def untracked(record: Mapping[str, Any], path: Any) -> bool:
     """``path`` (relative to the repository root) is among the run's untracked files, or in an
     untracked directory (``git status`` lists ``dir/``). A record is input: an entry that is
     not a path (a damaged or crafted record) names nothing."""
-    listed = get_path(record, GIT_UNTRACKED_FILES)
-    if not isinstance(path, str) or not isinstance(listed, list | tuple):
+    if not isinstance(path, str):
         return False
-    names = [u for u in listed if isinstance(u, str)]
+    names = Git.from_record(record).untracked_files
     return any(path == u or (u.endswith("/") and path.startswith(u)) for u in names)
 
 
