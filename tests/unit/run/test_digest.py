@@ -10,7 +10,6 @@ import torch
 
 from mlflow_fingerprint.run.digest import PRIME, ROW, Weights, _row_weight, reduce
 
-
 WEIGHTS = Weights()  # built once: 2 x 65536 weights
 
 
