@@ -26,6 +26,9 @@ DEFAULT_URI = "sqlite:///mlflow.db"  # MLflow's default store, relative to the w
 DEFAULT_ARTIFACTS = "mlruns"  # the artifact root of a local store, relative to the same
 SQLITE_COMPANIONS = ("", "-journal", "-wal", "-shm", LOCK_SUFFIX)
 ARTIFACT_ROOT_VARIABLE = "MLFLOW_DEFAULT_ARTIFACT_ROOT"
+# Stores a bare word names, as MLflow reads ``MLFLOW_TRACKING_URI=databricks``: a workspace,
+# not a folder of that name beside the code.
+NAMED_STORES = ("databricks", "databricks-uc", "uc")
 
 
 def tracking_uri() -> str:
@@ -49,7 +52,7 @@ def _local_path(uri: str, cwd: Path) -> tuple[str, Path] | None:
         return ("sqlite", cwd / unquote(name)) if name and name != ":memory:" else None
     if uri.startswith("file:"):
         return "file", cwd / unquote(urlsplit(uri).path)
-    if "://" not in uri and uri:
+    if "://" not in uri and uri and uri not in NAMED_STORES:
         return "file", cwd / uri
     return None
 

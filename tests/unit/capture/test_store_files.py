@@ -51,7 +51,15 @@ def test_a_file_store_is_its_folder(cwd: Path, uri: str, store: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "uri", ["http://127.0.0.1:5000", "databricks://profile", "sqlite://", "sqlite:///:memory:"]
+    "uri",
+    [
+        "http://127.0.0.1:5000",
+        "databricks://profile",
+        "databricks",
+        "databricks-uc",
+        "sqlite://",
+        "sqlite:///:memory:",
+    ],
 )
 def test_a_server_or_a_store_in_memory_has_no_local_files_but_the_spool(
     cwd: Path, spool_dir: Path, uri: str
