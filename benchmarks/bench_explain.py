@@ -164,7 +164,11 @@ def child(what: str, uri: str, spool: Path | None = None, *args: str) -> dict[st
     )
     if done.returncode != 0:
         raise SystemExit(f"{what} on {uri} failed: {done.stderr.strip()[-500:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    # each figure as it comes, on stderr: a long run's log holds those it got to
+    shown = " ".join([what, *args])
+    print(f"  {shown}: {found['seconds']:.2f} s, {found['peak_mib']:.0f} MiB", file=sys.stderr)
+    return found
 
 
 def stall(url: str) -> dict[str, float]:
@@ -201,6 +205,7 @@ def stores(kind: str, folder: Path, runs: int) -> Iterator[tuple[str, str, float
                 server.url, backend, artifacts, EXPERIMENT, iter_cluster_runs(seeds=seeds)
             )
             written = time.perf_counter() - start
+            print(f"  {runs:,} runs written: {written:.0f} s", file=sys.stderr, flush=True)
         yield (backend if kind == "sqlite" else server.url), server.url, written
 
 
