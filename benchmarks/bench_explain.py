@@ -19,24 +19,33 @@ what grows with the runs: MLflow's too where ``explain`` reads through ``MlflowC
 store, as the search's are), alternately, median of ``--repeat``:
 
 1. ``search``: ``MlflowClient.search_runs`` of the experiment's runs, every page, one after
-   another: the floor any client pays to see the runs, their params, tags and metrics;
+   another: the floor any client pays to see the runs, their params, tags and metrics (timed
+   from ``MlflowClient(uri)``, the store's opening, as ``explain`` opens its store in its time);
 2. ``explain``: ``mfp.explain(experiment)`` as the CLI runs it (a server read through the REST
    reader, MLflow not imported): the search, the records, the analysis (bootstrap included);
 3. ``cached``: ``explain`` again with the records read by the one before it in the cache
    beside the spool (each cold ``explain`` gets a new spool folder);
 4. ``explain (mlflow)``: the same with MLflow imported first, read through ``MlflowClient``
    (the report must be the same, from each reader and from the cache; the time is beside);
-5. the peak memory (max RSS) of each process.
+5. ``find``: ``fingerprint find RUN`` as the command runs it (the tag search and the table it
+   prints), ``--same all`` (no other run shares a run's seeds) and ``--same env`` (a quarter of
+   the runs share one environment: the most matches a search by tag has to order);
+6. the peak memory (max RSS) of each process.
+
+``--measures`` picks among ``search,explain,cached,mlflow,find`` (``mlflow`` is also the
+warm-up): ``--measures search,explain,find --repeat 1`` keeps 100,000 runs affordable.
 
 Also, on the server: ``GET /health`` on a reused connection through the REST reader (which
 acknowledges each answer at once) against a plain ``requests`` session, which waits out the
 delayed ACK of an answer the server writes in two pieces.
 
     .venv/bin/python benchmarks/bench_explain.py [--runs 1000,10000,100000] [--repeat 3]
-                        [--stores postgres,server,sqlite] [--json FILE] [--store DIR]
+                        [--stores postgres,server,sqlite] [--measures ...] [--json FILE]
+                        [--store DIR]
 
-Exit status 1 if ``explain`` takes more than ``--limit`` (default 1.3) times one paging, or the
-report does not name the learning rate first (the model says it matters most).
+Exit status 1 if ``explain`` takes more than ``--limit`` (default 1.3) times one paging, ``find``
+more than ``--find-limit`` (default 2) seconds, or the report does not name the learning rate
+first (the model says it matters most).
 """
 
 from __future__ import annotations
@@ -50,7 +59,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,9 +79,12 @@ import json, sys, time
 what, uri, experiment = sys.argv[1:4]
 if what == "search":
     from mlflow import MlflowClient
+    import mlflow.store.tracking.sqlalchemy_store  # noqa: F401
+    # timed from the client's opening of the store, as explain's reads are (a sqlite store's
+    # opening checks its schema: over a second here, whatever the runs)
+    start = time.perf_counter()
     client = MlflowClient(uri)
     experiment_id = client.get_experiment_by_name(experiment).experiment_id
-    start = time.perf_counter()
     count, token = 0, None
     while True:
         page = client.search_runs([experiment_id], max_results=1000, page_token=token)
@@ -81,6 +93,24 @@ if what == "search":
         if not token:
             break
     extra = {"runs": count}
+elif what == "find":
+    # `fingerprint find RUN` as the command runs it (MLflow imported only where a local store
+    # needs MlflowClient, excluded from the time like the search's): the run comes first from
+    # one search of a single run, outside the time
+    if not uri.startswith("http"):
+        import mlflow  # noqa: F401
+        import mlflow.store.tracking.sqlalchemy_store  # noqa: F401
+    from mlflow_fingerprint.cli.cmd_find import text
+    from mlflow_fingerprint.compare.find import find
+    from mlflow_fingerprint.compare.resolve import find_experiment_id
+    from mlflow_fingerprint.tracking import store
+    reader = store.reader(uri)
+    [run] = reader.search_runs([find_experiment_id(reader, experiment, uri)], max_results=1)
+    same = sys.argv[4]
+    start = time.perf_counter()
+    result = find(run.info.run_id, same=same, tracking_uri=uri)
+    shown = text(result)
+    extra = {"matches": len(result.matches), "same": same}
 else:
     if what == "explain-mlflow" or not uri.startswith("http"):
         # read through MlflowClient (a local store has no other reader): its import and its
@@ -89,6 +119,9 @@ else:
         import mlflow.store.tracking.sqlalchemy_store  # noqa: F401
     import mlflow_fingerprint as mfp
     from mlflow_fingerprint.explain.experiment import explain
+    # the REST reader's own imports (requests: what MlflowClient's import brings the search)
+    import mlflow_fingerprint.tracking.rest  # noqa: F401
+    import requests, urllib3.util.retry  # noqa: E401, F401
     start = time.perf_counter()
     report = explain(experiment, tracking_uri=uri)
     extra = {"report": report.to_dict(), "mlflow": "mlflow" in sys.modules}
@@ -118,12 +151,12 @@ print(json.dumps({
 """
 
 
-def child(what: str, uri: str, spool: Path | None = None) -> dict[str, Any]:
+def child(what: str, uri: str, spool: Path | None = None, *args: str) -> dict[str, Any]:
     """One measurement; ``spool``: the spool folder, beside which the record cache lives (a new
-    one: a cold read)."""
+    one: a cold read); ``args``: the child's own (find's --same)."""
     spool = spool or Path(tempfile.mkdtemp(prefix="mfp-bench-spool-")) / "spool"
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, what, uri, EXPERIMENT],
+        [sys.executable, "-c", CHILD, what, uri, EXPERIMENT, *args],
         capture_output=True,
         text=True,
         check=False,
@@ -131,7 +164,11 @@ def child(what: str, uri: str, spool: Path | None = None) -> dict[str, Any]:
     )
     if done.returncode != 0:
         raise SystemExit(f"{what} on {uri} failed: {done.stderr.strip()[-500:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    # each figure as it comes, on stderr: a long run's log holds those it got to
+    shown = " ".join([what, *args])
+    print(f"  {shown}: {found['seconds']:.2f} s, {found['peak_mib']:.0f} MiB", file=sys.stderr)
+    return found
 
 
 def stall(url: str) -> dict[str, float]:
@@ -168,39 +205,66 @@ def stores(kind: str, folder: Path, runs: int) -> Iterator[tuple[str, str, float
                 server.url, backend, artifacts, EXPERIMENT, iter_cluster_runs(seeds=seeds)
             )
             written = time.perf_counter() - start
+            print(f"  {runs:,} runs written: {written:.0f} s", file=sys.stderr, flush=True)
         yield (backend if kind == "sqlite" else server.url), server.url, written
 
 
-def measure(kind: str, runs: int, repeat: int, folder: Path) -> dict[str, Any]:
+MEASURES = ("search", "explain", "cached", "mlflow", "find")
+# find's --same: the whole fingerprint (a run's own: no other run shares its seeds) and the
+# environment (a quarter of the runs share one: the most a search by tag has to sort)
+FIND_SAME = ("all", "env")
+
+
+def measure(
+    kind: str, runs: int, repeat: int, folder: Path, measures: Sequence[str]
+) -> dict[str, Any]:
+    """The figures of one store at one size: each of ``measures`` ``repeat`` times, alternately
+    (``explain`` before the paging, so a cache the first read warms favours the paging)."""
     with stores(kind, folder / f"{kind}-{runs}", runs) as (uri, url, written):
-        samples: dict[str, list[dict[str, Any]]] = {"search": [], "explain": [], "cached": []}
-        mlflow_read = child("explain-mlflow", uri)  # also the warm-up
+        samples: dict[str, list[dict[str, Any]]] = {m: [] for m in MEASURES if m != "mlflow"}
+        samples |= {f"find-{same}": [] for same in FIND_SAME}
+        mlflow_read = child("explain-mlflow", uri) if "mlflow" in measures else None
         for _ in range(repeat):
-            samples["search"].append(child("search", uri))
-            spool = Path(tempfile.mkdtemp(prefix="mfp-bench-spool-")) / "spool"
-            samples["explain"].append(child("explain", uri, spool))
-            samples["cached"].append(child("explain", uri, spool))
-        found = samples["search"][0]["runs"]
-        report = samples["explain"][0]["report"]
-        same = all(s["report"] == report for s in samples["explain"] + samples["cached"]) and (
-            mlflow_read["report"] == report
-        )
-        med = {k: statistics.median(s["seconds"] for s in v) for k, v in samples.items()}
-        peak = {k: max(s["peak_mib"] for s in v) for k, v in samples.items()}
+            if "explain" in measures:
+                spool = Path(tempfile.mkdtemp(prefix="mfp-bench-spool-")) / "spool"
+                samples["explain"].append(child("explain", uri, spool))
+                if "cached" in measures:
+                    samples["cached"].append(child("explain", uri, spool))
+            if "search" in measures:
+                samples["search"].append(child("search", uri))
+            if "find" in measures:
+                for same in FIND_SAME:
+                    samples[f"find-{same}"].append(child("find", uri, None, same))
+        reports = [s["report"] for s in samples["explain"] + samples["cached"]]
+        reports += [mlflow_read["report"]] if mlflow_read else []
+        med = {k: statistics.median(s["seconds"] for s in v) for k, v in samples.items() if v}
+        peak = {k: max(s["peak_mib"] for s in v) for k, v in samples.items() if v}
+        if mlflow_read:
+            med["mlflow"], peak["mlflow"] = mlflow_read["seconds"], mlflow_read["peak_mib"]
+        report = reports[0] if reports else None
         return {
             "store": kind,
-            "runs": found,
+            "runs": samples["search"][0]["runs"] if samples["search"] else runs,
             "write_s": written,
-            "search_s": med["search"],
-            "explain_s": med["explain"],
-            "explain_cached_s": med["cached"],
-            "explain_mlflow_s": mlflow_read["seconds"],
-            "ratio": med["explain"] / med["search"],
+            "seconds": med,
+            "ratio": med["explain"] / med["search"]
+            if {"explain", "search"} <= med.keys()
+            else None,
             "peak_mib": peak,
-            "same_report_readers_and_cache": same,
-            "top_factor": report["factors"][0]["fields"][0] if report["factors"] else None,
+            "find_matches": {s: samples[f"find-{s}"][0]["matches"] for s in FIND_SAME}
+            if "find" in measures
+            else None,
+            "same_report_readers_and_cache": all(r == report for r in reports),
+            "top_factor": report["factors"][0]["fields"][0]
+            if report and report["factors"]
+            else None,
             "stall": stall(url) if kind != "sqlite" else None,
         }
+
+
+def _s(r: dict[str, Any], what: str) -> str:
+    """A median in seconds, or a dash where it was not measured."""
+    return f"{r['seconds'][what]:.2f}s" if what in r["seconds"] else "-"
 
 
 def main() -> int:
@@ -208,10 +272,21 @@ def main() -> int:
     p.add_argument("--runs", default="1000", help="sizes, comma-separated: 1000,10000,100000")
     p.add_argument("--stores", default="postgres,server,sqlite")
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument(
+        "--measures",
+        default=",".join(MEASURES),
+        help=f"which figures, comma-separated, of {','.join(MEASURES)} (e.g. search,explain,find "
+        "keeps 100,000 runs affordable)",
+    )
     p.add_argument("--limit", type=float, default=1.3, help="explain / search ratio to pass")
+    p.add_argument("--find-limit", type=float, default=2.0, help="seconds find may take")
     p.add_argument("--json", metavar="FILE")
     p.add_argument("--store", metavar="DIR", help="keep the sqlite stores in DIR (and reuse them)")
     args = p.parse_args()
+    measures = args.measures.split(",")
+    unknown = set(measures) - set(MEASURES)
+    if unknown:
+        p.error(f"unknown --measures {','.join(sorted(unknown))}: of {','.join(MEASURES)}")
     failed = False
     results = []
     with tempfile.TemporaryDirectory(prefix="mfp-bench-explain-") as tmp:
@@ -219,11 +294,12 @@ def main() -> int:
         print(f"median of {args.repeat}; each in a fresh process, imports excluded")
         print(
             f"{'store':9} {'runs':>7} {'search':>8} {'explain':>8} {'ratio':>6} {'cached':>8} "
-            f"{'(mlflow)':>9} {'peak MiB s/e':>13} {'write':>7}  health ms reader/plain"
+            f"{'(mlflow)':>9} {'find all/env':>13} {'peak MiB s/e/f':>15} {'write':>7}  "
+            "health ms reader/plain"
         )
         for runs in (int(n) for n in args.runs.split(",")):
             for kind in args.stores.split(","):
-                r = measure(kind, runs, args.repeat, folder)
+                r = measure(kind, runs, args.repeat, folder, measures)
                 results.append(r)
                 health = (
                     f"{r['stall']['reader_ms']:.1f}/{r['stall']['plain_session_ms']:.1f}"
@@ -231,21 +307,31 @@ def main() -> int:
                     else "-"
                 )
                 write = f"{r['write_s']:6.0f}s" if r["write_s"] is not None else "   kept"
+                ratio = f"{r['ratio']:5.2f}x" if r["ratio"] is not None else "-"
+                peaks = "/".join(
+                    f"{r['peak_mib'][k]:.0f}" if k in r["peak_mib"] else "-"
+                    for k in ("search", "explain", "find-env")
+                )
                 print(
-                    f"{kind:9} {r['runs']:7,} {r['search_s']:7.2f}s {r['explain_s']:7.2f}s "
-                    f"{r['ratio']:5.2f}x {r['explain_cached_s']:7.2f}s "
-                    f"{r['explain_mlflow_s']:8.2f}s "
-                    f"{r['peak_mib']['search']:6.0f}/{r['peak_mib']['explain']:<6.0f} {write}  "
+                    f"{kind:9} {r['runs']:7,} {_s(r, 'search'):>8} {_s(r, 'explain'):>8} "
+                    f"{ratio:>6} {_s(r, 'cached'):>8} {_s(r, 'mlflow'):>9} "
+                    f"{_s(r, 'find-all') + '/' + _s(r, 'find-env'):>13} {peaks:>15} {write}  "
                     f"{health}",
                     flush=True,
                 )
-                if r["ratio"] > args.limit:
+                if r["ratio"] is not None and r["ratio"] > args.limit:
                     print(f"  FAIL: explain over {args.limit:g}x one paging")
+                    failed = True
+                slow = [
+                    k for k in ("find-all", "find-env") if r["seconds"].get(k, 0) > args.find_limit
+                ]
+                if slow:
+                    print(f"  FAIL: {', '.join(slow)} over {args.find_limit:g} s")
                     failed = True
                 if not r["same_report_readers_and_cache"]:
                     print("  FAIL: the REST reader, MlflowClient and the cache gave other reports")
                     failed = True
-                if r["top_factor"] not in ("program.call.lr", "params.lr"):
+                if r["top_factor"] not in ("program.call.lr", "params.lr", None):
                     print(f"  FAIL: top factor {r['top_factor']} (the model's: program.call.lr)")
                     failed = True
     if args.json:
