@@ -115,15 +115,6 @@ def on_leave(callback: Callable[[], None]) -> bool:
     return True
 
 
-def swap(old: MetricSink, new: MetricSink) -> None:
-    """Replace the current run's sink (rank 0 routes its writer through the ranks once it knows
-    the job); a no-op unless ``old`` is current here."""
-    if _current.get() is old:
-        _current.set(new)
-    _open.discard(old)
-    _open.add(new)
-
-
 class _Discarded:
     """The sink of a fetch the capture makes (``draws.measure``), not the training: a value a
     dataset logs from ``__getitem__`` then was not logged by the training, and must not reach the
