@@ -84,8 +84,13 @@ def tiny_module() -> Any:
 
 
 def test_lightning_fit_records_seed_batch_size_and_workers(
-    sqlite_tracking_uri: str, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+    sqlite_tracking_uri: str,
+    tmp_path: Path,
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    import time
+
     import lightning.pytorch as pl
     import torch
     from lightning.pytorch.loggers import MLFlowLogger
@@ -93,7 +98,17 @@ def test_lightning_fit_records_seed_batch_size_and_workers(
 
     from mlflow_fingerprint.capture.first_step import batch_record, weights_record
     from mlflow_fingerprint.integrations import FingerprintCallback
+    from mlflow_fingerprint.run import context_provider
 
+    class SlowFirstStep(pl.Callback):
+        """A first step slower than the provider's wait before it searches for the logger's run
+        (as on a loaded machine): its queued start record must not land over the first step."""
+
+        def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx) -> None:
+            if batch_idx == 0:
+                time.sleep(4 * context_provider.SEARCH_AFTER_S)
+
+    monkeypatch.setattr(context_provider, "SEARCH_AFTER_S", 0.3)
     pl.seed_everything(7)
     data = TensorDataset(torch.randn(64, 4), torch.randint(0, 2, (64,)))
     loader = DataLoader(data, batch_size=8, num_workers=0)
@@ -102,7 +117,7 @@ def test_lightning_fit_records_seed_batch_size_and_workers(
     trainer = pl.Trainer(
         max_steps=3,
         logger=logger,
-        callbacks=[callback],
+        callbacks=[callback, SlowFirstStep()],
         deterministic=True,
         accelerator="cpu",
         enable_checkpointing=False,

@@ -69,13 +69,14 @@ def capture_for_trainer(
     )
 
 
-def replace_provider_pending(spool_id: str | None, fp: Fingerprint) -> None:
-    """Make the context provider's queued start fingerprint for the run tagged ``spool_id`` this
-    fuller one, so whichever of the two writes lands last, the run ends up with ``fp``."""
+def take_over_from_provider(spool_id: str | None) -> None:
+    """The callback records the run whole from now on: the context provider's queued start
+    fingerprint for the run tagged ``spool_id`` is dropped (see ``context_provider.take_over``),
+    so the first step the callback adds later is not overwritten by it."""
     if spool_id:
         from ..run import context_provider
 
-        context_provider.supersede(spool_id, fp)
+        context_provider.take_over(spool_id)
 
 
 def job_fingerprint(fp: Fingerprint) -> tuple[Fingerprint, list[dict[str, Any]]] | None:

@@ -213,7 +213,7 @@ class FingerprintCallback(keras.callbacks.Callback):
             )
         )
         spool_id = active.data.tags.get(layout.INTERNAL_SPOOL_ID)
-        _record.replace_provider_pending(spool_id, self.fingerprint)
+        _record.take_over_from_provider(spool_id)
         self._writer = _record.record_into_run(
             active.info.run_id,
             mlflow.get_tracking_uri(),

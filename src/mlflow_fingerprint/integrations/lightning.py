@@ -106,7 +106,7 @@ class FingerprintCallback(Callback):
                 )
                 return
             run_id, uri, spool_id = target
-            _record.replace_provider_pending(spool_id, fp)
+            _record.take_over_from_provider(spool_id)
             self._writer = _record.record_into_run(
                 run_id, uri, fp, {layout.TAG_INTEGRATION: "lightning"}, records
             )

@@ -107,7 +107,7 @@ class FingerprintTrainerCallback(TrainerCallback):
             )
             return
         run_id = active.info.run_id
-        _record.replace_provider_pending(active.data.tags.get(layout.INTERNAL_SPOOL_ID), fp)
+        _record.take_over_from_provider(active.data.tags.get(layout.INTERNAL_SPOOL_ID))
         self._writer = _record.record_into_run(
             run_id,
             mlflow.get_tracking_uri(),

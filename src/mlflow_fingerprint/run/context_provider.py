@@ -41,6 +41,8 @@ SEARCH_AFTER_S = 2.0
 SEARCH_EVERY_S = 1.0
 GIVE_UP_S = 60.0
 EXIT_WAIT_S = 10.0
+# the attacher thread's name: its searches are not the caller's (a test that counts requests)
+ATTACHER_THREAD = "mfp-attach"
 
 _log = logging.getLogger("mlflow_fingerprint")
 
@@ -116,14 +118,19 @@ class FingerprintRunContextProvider(RunContextProvider):
         }
 
 
-def supersede(spool_id: str, fp: Any) -> None:
-    """Make the queued start fingerprint for the run tagged ``spool_id`` the fuller ``fp`` a
-    trainer callback captured, so whichever of the two writes lands last, the run ends up with
-    ``fp``. A no-op once it has been attached (the callback's write then comes after it)."""
-    with _lock:
-        for pending in _pending:
-            if pending.spool_id == spool_id:
-                pending.fingerprint = fp
+def take_over(spool_id: str) -> None:
+    """A trainer callback records the run tagged ``spool_id`` whole itself (tags, params, every
+    artifact) and updates its record later (the first step): the start fingerprint queued here
+    for that run is dropped, so that an attach landing after the callback's update cannot put
+    the older record back. A pass attaching it now is waited for (bounded), so its write, if
+    any, is queued before the callback's."""
+    waited = _pass_lock.acquire(timeout=EXIT_WAIT_S)
+    try:
+        with _lock:
+            _pending[:] = [p for p in _pending if p.spool_id != spool_id]
+    finally:
+        if waited:
+            _pass_lock.release()
 
 
 def _warn_failed(exc: Exception) -> None:
@@ -142,7 +149,7 @@ def _submit(pending: _Pending) -> None:
     with _lock:
         _pending.append(pending)
         if not _thread:
-            thread = threading.Thread(target=_attach_loop, name="mfp-attach", daemon=True)
+            thread = threading.Thread(target=_attach_loop, name=ATTACHER_THREAD, daemon=True)
             _thread.append(thread)
             thread.start()
             atexit.register(_attach_pass, final=True)  # runs before the writers' own flush
@@ -187,7 +194,8 @@ def _attach_found(final: bool) -> None:
         else:
             continue
         with _lock:
-            _pending.remove(pending)
+            if pending in _pending:  # not taken over by a callback meanwhile
+                _pending.remove(pending)
 
 
 def _search(pending: _Pending) -> str | None:

@@ -65,7 +65,7 @@ def test_the_first_step_joins_the_record_without_changing_its_hashes() -> None:
 
 def test_nothing_is_done_where_there_is_no_run_to_record_into() -> None:
     fp = _record.capture_for_trainer(seed=None, seeded_by="x", declared={}, deterministic=None)
-    assert _record.replace_provider_pending(None, fp) is None
+    assert _record.take_over_from_provider(None) is None
     assert _record.republish(None, fp) is None
     assert _record.announce_end(None) is None
     assert _record.watch(object(), torch.nn.Linear(1, 1), False) is None

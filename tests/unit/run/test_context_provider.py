@@ -1,7 +1,7 @@
 """The run context provider (``run/context_provider.py``) on its decisions: when it adds tags
-(not when turned off, not for ``fingerprinted``'s own runs), the fuller fingerprint a trainer
-callback hands it, and a fingerprint whose run never came, dropped after a while. Runs opened
-with ``mlflow.start_run`` and tagged by it are ``tests/system``'s."""
+(not when turned off, not for ``fingerprinted``'s own runs), a trainer callback taking its
+run over, and a fingerprint whose run never came, dropped after a while. Runs opened with
+``mlflow.start_run`` and tagged by it are ``tests/system``'s."""
 
 from __future__ import annotations
 
@@ -43,13 +43,39 @@ def pending(tmp_path: Path) -> Iterator[provider._Pending]:
             provider._pending.remove(waiting)
 
 
-def test_a_callback_s_fuller_fingerprint_replaces_the_one_queued(
+def test_a_callback_taking_the_run_over_drops_the_queued_start_fingerprint(
     pending: provider._Pending,
 ) -> None:
-    provider.supersede("spool-test", {"end": True})
-    assert pending.fingerprint == {"end": True}
-    provider.supersede("another", {"other": True})
-    assert pending.fingerprint == {"end": True}
+    other = provider._Pending(
+        "another", {"other": True}, set(), "sqlite:///x.db", pending.spool_root, time.monotonic()
+    )
+    with provider._lock:
+        provider._pending.append(other)
+    try:
+        provider.take_over("spool-test")
+        # the callback's later update (its first step) can no more be overwritten by this one
+        assert pending not in provider._pending
+        assert other in provider._pending
+    finally:
+        with provider._lock:
+            provider._pending.remove(other)
+
+
+def test_taking_over_waits_for_an_attach_pass_under_way(pending: provider._Pending) -> None:
+    import threading
+
+    provider._pass_lock.acquire()
+    done = threading.Event()
+    thread = threading.Thread(target=lambda: (provider.take_over("spool-test"), done.set()))
+    thread.start()
+    try:
+        assert not done.wait(0.2)  # the pass holds its lock: its write is queued first
+        assert pending in provider._pending
+    finally:
+        provider._pass_lock.release()
+    thread.join(5)
+    assert done.is_set()
+    assert pending not in provider._pending
 
 
 def test_a_fingerprint_whose_run_never_came_is_dropped_after_a_minute(
