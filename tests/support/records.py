@@ -40,6 +40,12 @@ def cpu_record() -> dict[str, Any]:
     return json.loads((FIXTURES / "fingerprints" / "cpu.json").read_text())
 
 
+def nvml_recording(name: str) -> dict[str, Any]:
+    """A recorded real GPU's NVML readings as stored (``tests/fixtures/gpus/<name>``), for the
+    tests that edit one before replaying it."""
+    return json.loads((FIXTURES / "gpus" / name).read_text())
+
+
 @cache
 def _gpu_capture(gpu: str) -> str:
     import mlflow_fingerprint as mfp

@@ -34,12 +34,9 @@ from mlflow_fingerprint.model.fingerprint import is_unavailable
 from mlflow_fingerprint.model.readable import gpu_summary
 from mlflow_fingerprint.settings import NVML_REPLAY
 from support import paths
+from support.records import nvml_recording
 
 FIXTURES = paths.FIXTURES / "gpus"
-
-
-def recording(name: str) -> dict[str, Any]:
-    return json.loads((FIXTURES / name).read_text())
 
 
 def context(nvml: Any = None, torch_module: Any = torch) -> ProbeContext:
@@ -60,7 +57,7 @@ def probe_fixture(name: str) -> dict[str, Any]:
     return gpu.probe(context(NvmlReplay.from_file(FIXTURES / name)))
 
 
-def probe_recording(rec: dict[str, Any], source_name: str = "inline") -> dict[str, Any]:
+def probe_nvml_recording(rec: dict[str, Any], source_name: str = "inline") -> dict[str, Any]:
     return gpu.probe(context(NvmlReplay(rec, source_name=source_name)))
 
 
@@ -144,7 +141,7 @@ def test_every_fixture_is_covered_and_states_its_provenance() -> None:
     names = {p.name for p in FIXTURES.glob("*.json")}
     assert names == {*EXPECTED, "a100_mig.json", "no_driver.json"}
     for name in names:
-        provenance = recording(name)["recorded_from"]
+        provenance = nvml_recording(name)["recorded_from"]
         assert provenance.startswith(("real machine", "NVIDIA specifications")), name
 
 
@@ -179,7 +176,7 @@ def test_h100_replay() -> None:
 
 
 def test_uuid_reaches_the_section_only_as_a_digest() -> None:
-    uuid = recording("h100.json")["devices"][0]["nvmlDeviceGetUUID"]
+    uuid = nvml_recording("h100.json")["devices"][0]["nvmlDeviceGetUUID"]
     section = probe_fixture("h100.json")
     assert section["devices"][0]["uuid_digest"] == hashlib.sha256(uuid.encode()).hexdigest()[:12]
     assert uuid not in json.dumps(section)
@@ -211,7 +208,7 @@ def test_the_real_h100s_recording_replays_to_what_capture_read_on_it() -> None:
     real, replayed = real_h100_capture(), probe_fixture("h100_real.json")
     assert real["source"] == "nvml"
     assert without(replayed, "uuid_digest") == without(real, "uuid_digest")
-    uuid = recording("h100_real.json")["devices"][0]["nvmlDeviceGetUUID"]
+    uuid = nvml_recording("h100_real.json")["devices"][0]["nvmlDeviceGetUUID"]
     assert replayed["devices"][0]["uuid_digest"] == hashlib.sha256(uuid.encode()).hexdigest()[:12]
 
 
@@ -246,10 +243,10 @@ def test_not_supported_call_gives_one_unavailable_field_and_keeps_the_rest() -> 
 
 def test_every_field_degrades_alone() -> None:
     """Fail each device call of the H100 recording in turn: the section must still come back."""
-    for call in recording("h100.json")["devices"][0]:
-        rec = recording("h100.json")
+    for call in nvml_recording("h100.json")["devices"][0]:
+        rec = nvml_recording("h100.json")
         rec["devices"][0][call] = {"error": "Unknown"}
-        device = probe_recording(rec)["devices"][0]
+        device = probe_nvml_recording(rec)["devices"][0]
         assert device["name"] == (
             "NVIDIA H100 80GB HBM3"
             if call != "nvmlDeviceGetName"
@@ -266,16 +263,16 @@ POWER_CALL = "nvmlDeviceGetPowerManagementLimit"
 
 @pytest.mark.parametrize(("milliwatts", "watts"), [(700000, 700), (312500, 312.5)])
 def test_power_limit_is_recorded_in_watts(milliwatts: int, watts: float) -> None:
-    rec = recording("h100.json")
+    rec = nvml_recording("h100.json")
     rec["devices"][0][POWER_CALL] = milliwatts
-    assert probe_recording(rec)["devices"][0]["power_limit_w"] == watts
+    assert probe_nvml_recording(rec)["devices"][0]["power_limit_w"] == watts
     again = record_readings(NvmlReplay(copy.deepcopy(rec)), recorded_from=rec["recorded_from"])
     assert again["devices"][0][POWER_CALL] == milliwatts
 
 
 @pytest.mark.parametrize("fixture", sorted(set(EXPECTED) - {"h100_real.json"}))
 def test_a_fixture_recorded_before_the_power_limit_replays_it_as_unavailable(fixture: str) -> None:
-    assert POWER_CALL not in recording(fixture)["devices"][0]
+    assert POWER_CALL not in nvml_recording(fixture)["devices"][0]
     device = probe_fixture(fixture)["devices"][0]
     assert device["power_limit_w"] == {
         "unavailable": f"NVML {POWER_CALL}: Not Supported (not in this recording)"
@@ -284,32 +281,32 @@ def test_a_fixture_recorded_before_the_power_limit_replays_it_as_unavailable(fix
 
 
 def test_a_gpu_that_refuses_the_power_limit_says_so() -> None:
-    rec = recording("h100.json")
+    rec = nvml_recording("h100.json")
     rec["devices"][0][POWER_CALL] = {"error": "NotSupported"}
-    device = probe_recording(rec)["devices"][0]
+    device = probe_nvml_recording(rec)["devices"][0]
     assert device["power_limit_w"] == {"unavailable": f"NVML {POWER_CALL}: Not Supported"}
 
 
 def test_architecture_falls_back_to_nvml_constant_without_capability() -> None:
-    rec = recording("h100.json")
+    rec = nvml_recording("h100.json")
     rec["devices"][0]["nvmlDeviceGetCudaComputeCapability"] = {"error": "NotSupported"}
-    device = probe_recording(rec)["devices"][0]
+    device = probe_nvml_recording(rec)["devices"][0]
     assert is_unavailable(device["compute_capability"])
     assert device["architecture"] == "Hopper"
     assert is_unavailable(device["sm_count"])  # cores per SM depend on the capability
 
 
 def test_sm_count_prefers_nvml_attributes_where_served() -> None:
-    rec = recording("h100.json")
+    rec = nvml_recording("h100.json")
     rec["devices"][0]["nvmlDeviceGetAttributes"] = {"multiprocessorCount": 114}
-    assert probe_recording(rec)["devices"][0]["sm_count"] == 114
+    assert probe_nvml_recording(rec)["devices"][0]["sm_count"] == 114
 
 
 def test_cuda_driver_version_falls_back_to_v1() -> None:
-    rec = recording("h100.json")
+    rec = nvml_recording("h100.json")
     rec["system"]["nvmlSystemGetCudaDriverVersion_v2"] = {"error": "LibraryNotFound"}
     rec["system"]["nvmlSystemGetCudaDriverVersion"] = 12040
-    assert probe_recording(rec)["cuda_driver_version"] == "12.4"
+    assert probe_nvml_recording(rec)["cuda_driver_version"] == "12.4"
 
 
 def test_mig_enabled_a100_lists_its_slices() -> None:
@@ -327,7 +324,7 @@ def test_no_driver_makes_the_whole_section_unavailable() -> None:
 
 
 def test_other_init_failure_says_what_failed() -> None:
-    section = probe_recording({"init_error": "NoPermission", "devices": []})
+    section = probe_nvml_recording({"init_error": "NoPermission", "devices": []})
     assert section == {
         "unavailable": "NVML could not start (NVMLError_NoPermission: Insufficient Permissions)"
     }
@@ -447,7 +444,7 @@ def test_capture_with_h100_vs_h200_changes_the_env_hash() -> None:
 
 
 def test_capture_cuts_a_hung_nvml_init() -> None:
-    rec = {**recording("h100.json"), "init_delay_s": 5}
+    rec = {**nvml_recording("h100.json"), "init_delay_s": 5}
     start = time.monotonic()
     fp = mlflow_fingerprint.capture(nvml=NvmlReplay(rec, source_name="hung"), timeout_s=0.5)
     assert time.monotonic() - start < 4
@@ -470,7 +467,7 @@ def test_the_probe_without_pynvml_says_why(monkeypatch: pytest.MonkeyPatch) -> N
 def test_a_call_missing_from_a_recording_replays_as_not_supported() -> None:
     """How a fixture recorded before a call joined the table answers it: NVML's NotSupported,
     saying it was not recorded, so the probe records the field as unavailable."""
-    rec = recording("h100.json")
+    rec = nvml_recording("h100.json")
     del rec["devices"][0]["nvmlDeviceGetEccMode"]
     del rec["system"]["nvmlSystemGetNVMLVersion"]
     replay = NvmlReplay(rec)
@@ -478,7 +475,7 @@ def test_a_call_missing_from_a_recording_replays_as_not_supported() -> None:
     with pytest.raises(pynvml.NVMLError_NotSupported, match="not in this recording"):
         replay.nvmlDeviceGetEccMode(replay.nvmlDeviceGetHandleByIndex(0))
     replay.nvmlShutdown()
-    section = probe_recording(rec)
+    section = probe_nvml_recording(rec)
     reason = "Not Supported (not in this recording)"
     assert section["devices"][0]["ecc_mode"] == {
         "unavailable": f"NVML nvmlDeviceGetEccMode: {reason}"
@@ -501,7 +498,7 @@ def test_the_replay_answers_every_call_the_probe_makes() -> None:
             asked.add(name)
             return getattr(self.replay, name)
 
-    failing = recording("h100.json")
+    failing = nvml_recording("h100.json")
     failing["system"] = {call: {"error": "Unknown"} for call in failing["system"]}
     failing["devices"][0] = {call: {"error": "Unknown"} for call in failing["devices"][0]}
     replays = [NvmlReplay.from_file(path) for path in sorted(FIXTURES.glob("*.json"))]
@@ -523,10 +520,10 @@ def test_the_replay_answers_every_call_the_probe_makes() -> None:
 
 
 def test_summary_of_mixed_models() -> None:
-    h100 = recording("h100.json")["devices"][0]
-    l4 = recording("l4.json")["devices"][0]
-    rec = {**recording("h100.json"), "devices": [h100, h100, l4]}
-    assert gpu_summary(probe_recording(rec)) == (
+    h100 = nvml_recording("h100.json")["devices"][0]
+    l4 = nvml_recording("l4.json")["devices"][0]
+    rec = {**nvml_recording("h100.json"), "devices": [h100, h100, l4]}
+    assert gpu_summary(probe_nvml_recording(rec)) == (
         "NVIDIA H100 80GB HBM3 x2 (Hopper, sm_90) + NVIDIA L4 x1 (Ada, sm_89)"
     )
 

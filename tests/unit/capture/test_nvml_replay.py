@@ -6,7 +6,6 @@ probe reads a replay is ``test_gpu.py``'s."""
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +21,9 @@ from mlflow_fingerprint.capture.nvml_replay import (
     record_readings,
 )
 from support import paths
+from support.records import nvml_recording
 
 FIXTURES = paths.FIXTURES / "gpus"
-
-
-def recording(name: str) -> dict[str, Any]:
-    return json.loads((FIXTURES / name).read_text())
 
 
 def test_replay_raises_the_real_pynvml_errors() -> None:
@@ -45,7 +41,7 @@ def test_replay_raises_the_real_pynvml_errors() -> None:
 
 
 def test_replay_rejects_a_misspelt_error_name() -> None:
-    rec = recording("h100.json")
+    rec = nvml_recording("h100.json")
     rec["devices"][0]["nvmlDeviceGetEccMode"] = {"error": "NotSuported"}
     with pytest.raises(ReplayError, match="NotSuported"):
         NvmlReplay(rec)
@@ -57,7 +53,7 @@ def test_replay_rejects_a_misspelt_error_name() -> None:
 )
 def test_replay_rejects_a_reading_no_call_takes(where: str, key: str) -> None:
     """A misspelt call name would otherwise replay, silently, as not recorded."""
-    rec = recording("a100_mig.json")
+    rec = nvml_recording("a100_mig.json")
     readings = {
         "device": rec["devices"][0],
         "system": rec["system"],
@@ -72,7 +68,7 @@ def test_replay_rejects_a_reading_no_call_takes(where: str, key: str) -> None:
 def test_recorder_reproduces_each_fixture(fixture: str) -> None:
     """Recording a replay gives the fixture back: the recorder and the replay speak one format,
     so a fixture recorded on a real GPU replays exactly."""
-    rec = recording(fixture)
+    rec = nvml_recording(fixture)
     again = record_readings(NvmlReplay(copy.deepcopy(rec)), recorded_from=rec["recorded_from"])
     # A call the fixture lacks (a MIG handle's name, a call added after it was recorded) stays
     # absent: re-recording a replay never turns "not recorded" into a reading.
@@ -82,7 +78,7 @@ def test_recorder_reproduces_each_fixture(fixture: str) -> None:
 def test_the_table_names_each_call_once_and_only_pynvml_s_own_functions() -> None:
     assert len(CALLS_BY_NAME) == len(CALLS)
     assert all(callable(getattr(pynvml, call.name, None)) for call in CALLS)
-    replay = NvmlReplay(recording("h100.json"))
+    replay = NvmlReplay(nvml_recording("h100.json"))
     with pytest.raises(AttributeError, match="has no NVML call 'nvmlDeviceGetFanSpeed'"):
         replay.nvmlDeviceGetFanSpeed  # noqa: B018
     assert isinstance(nvml_error("NotFound"), pynvml.NVMLError_NotFound)
@@ -110,7 +106,7 @@ def test_mig_slices_replay_by_index_and_an_empty_slot_is_not_found() -> None:
     replay = NvmlReplay.from_file(FIXTURES / "a100_mig.json")
     replay.nvmlInit()
     device = replay.nvmlDeviceGetHandleByIndex(0)
-    migs = recording("a100_mig.json")["devices"][0]["mig_devices"]
+    migs = nvml_recording("a100_mig.json")["devices"][0]["mig_devices"]
     for i, readings in enumerate(migs):
         handle = replay.nvmlDeviceGetMigDeviceHandleByIndex(device, i)
         assert repr(handle) == f"<ReplayHandle device 0 MIG {i}>"
