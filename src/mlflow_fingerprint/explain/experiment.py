@@ -27,6 +27,7 @@ from ..errors import ExplainError, FingerprintError, ResolveError
 from ..model.schema import check_version
 from ..redact import masked_view
 from ..tracking import experiment as reads
+from ..tracking import sqlite_runs
 from ..tracking import store as tracking
 from ..tracking.progress import Progress
 from ..tracking.record_cache import RecordCache
@@ -287,11 +288,17 @@ def explain_with(experiment: str, options: ExplainOptions) -> Explanation:
     tracking_uri, include_unfinished = options.tracking_uri, options.include_unfinished
     progress = options.progress
     uri = tracking.effective_uri(tracking_uri)
-    mlflow_client = tracking.reader(uri)
-    experiment_id = find_experiment_id(mlflow_client, experiment, uri)
     if not isinstance(progress, Progress):
         progress = Progress(progress)
-    runs = _search(mlflow_client, uri, experiment_id, filter_string or "", progress)
+    # a local sqlite store, unfiltered: its tables read at once (``sqlite_runs``); otherwise,
+    # or where they cannot be read so, the store's reader (MLflow's client, the REST reader)
+    direct = None if filter_string else sqlite_runs.experiment_runs(uri, experiment, progress)
+    mlflow_client = None if direct is not None else tracking.reader(uri)
+    if direct is not None:
+        experiment_id, runs = direct
+    else:
+        experiment_id = find_experiment_id(mlflow_client, experiment, uri)
+        runs = _search(mlflow_client, uri, experiment_id, filter_string or "", progress)
     where = f" matching --filter {filter_string!r}" if filter_string else ""
     if not runs:
         raise ExplainError(f"experiment {experiment!r} has no runs{where}")
@@ -375,7 +382,9 @@ def _values(
         return {r.run_id: r.metrics[metric] for r in runs if metric in r.metrics}
     ids = [r.run_id for r in runs if metric in r.metrics]
     with tracking.store_errors(uri):
-        return reads.values_at_step(mlflow_client, uri, ids, metric, int(step))
+        return reads.values_at_step(
+            lambda: mlflow_client or tracking.reader(uri), uri, ids, metric, int(step)
+        )
 
 
 def _agreed(

@@ -392,16 +392,19 @@ def _sqlite_at_step(path: Path, key: str, step: int, run_ids: Sequence[str]) -> 
 
 
 def values_at_step(
-    mlflow_client: Any, tracking_uri: str, run_ids: Sequence[str], key: str, step: int
+    reader: Callable[[], Any], tracking_uri: str, run_ids: Sequence[str], key: str, step: int
 ) -> dict[str, float]:
     """The value of metric ``key`` each run logged at ``step`` (the last, if logged twice there);
-    runs that logged none at that step are not in the result."""
+    runs that logged none at that step are not in the result. ``reader`` gives the store's
+    reader where it is needed: a local sqlite file is queried without one."""
     path = sqlite_file(tracking_uri)
     if path is not None and path.is_file():
         try:
             return _sqlite_at_step(path, key, step, run_ids)
         except sqlite3.Error:
             pass  # not MLflow's schema (or locked): the store's own API still works
+
+    mlflow_client = reader()
 
     def at(run_id: str) -> float | None:  # the paged history reads diff uses
         (history,) = read_store(mlflow_client, run_id, [key]).values()

@@ -145,8 +145,9 @@ def test_the_metric_at_a_step_and_runs_without_that_step(store) -> None:
 
 
 def test_reads_are_batched_not_one_request_per_run(store, mixed, monkeypatch) -> None:
-    """A spy on the real client: one search page for the experiment's runs, no per-run call
-    (records are read from the artifact folder of this store)."""
+    """A spy on the real client: the runs of this local store come from its tables at once
+    (``sqlite_runs``), not through the client; with a filter (MLflow's language), one search
+    page; never a per-run call (records are read from the artifact folder of this store)."""
     from mlflow import MlflowClient
 
     calls: dict[str, int] = {}
@@ -159,7 +160,31 @@ def test_reads_are_batched_not_one_request_per_run(store, mixed, monkeypatch) ->
 
         monkeypatch.setattr(MlflowClient, name, spy)
     mfp.explain("mixed", tracking_uri=store)
+    assert calls == {}
+    mfp.explain("mixed", tracking_uri=store, filter_string="params.lr LIKE '%'")
     assert calls == {"search_runs": 1}
+
+
+@pytest.mark.parametrize("at", ["final", 1])
+def test_the_tables_read_at_once_give_mlflow_s_client_s_report(
+    store, mixed, monkeypatch, at
+) -> None:
+    """The same report, field for field, from the store's tables read at once and through
+    MLflow's client (the runs left out, the runs without a fingerprint, the damaged one)."""
+    from mlflow_fingerprint.tracking import sqlite_runs
+
+    metric = "val_loss" if at == "final" else "loss"
+    read: list[str] = []
+    real = sqlite_runs.experiment_runs
+    monkeypatch.setattr(
+        sqlite_runs, "experiment_runs", lambda *a, **k: read.append("tables") or real(*a, **k)
+    )
+    direct = mfp.explain("mixed", tracking_uri=store, metric=metric, at=at)
+    assert read == ["tables"]
+    monkeypatch.setattr(sqlite_runs, "experiment_runs", lambda *a, **k: None)
+    through_client = mfp.explain("mixed", tracking_uri=store, metric=metric, at=at)
+    assert direct.runs == (11 if at == "final" else 12)
+    assert json.dumps(direct.to_dict()) == json.dumps(through_client.to_dict())
 
 
 def test_json_is_the_contract(store, mixed) -> None:

@@ -1,0 +1,100 @@
+"""``sqlite_runs``: an experiment's runs read from a real MLflow sqlite file are the rows MLflow's
+own search gives (order, names, tags, params, latest metrics with their steps, NaN), and a file
+it cannot read so (not MLflow's, several workspaces, an unknown experiment) reads as None."""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mlflow import MlflowClient
+from mlflow.entities import Metric, Param, RunTag
+
+from mlflow_fingerprint.tracking import sqlite_runs
+from mlflow_fingerprint.tracking.experiment import StoredRun, stored_run
+from mlflow_fingerprint.tracking.progress import Progress
+from support.records import new_store
+
+
+def rows(runs: list[StoredRun]) -> list[tuple[Any, ...]]:
+    """Every field, in order (a NaN as text: it equals no other NaN)."""
+
+    def items(mapping: Any) -> list[tuple[str, Any]]:
+        return [
+            (k, "nan" if isinstance(v, float) and math.isnan(v) else v) for k, v in mapping.items()
+        ]
+
+    return [
+        (r.run_id, r.name, r.status, r.experiment_id, r.artifact_uri, items(r.params),
+         items(r.tags), items(r.metrics), items(r.metric_steps))
+        for r in runs
+    ]  # fmt: skip
+
+
+@pytest.fixture
+def store(tmp_path: Path, mlflow_db_template: Path) -> str:
+    uri = new_store(tmp_path, mlflow_db_template)
+    client = MlflowClient(uri)
+    exp = client.create_experiment("e", artifact_location=(tmp_path / "artifacts").as_uri())
+    other = client.create_experiment("other")
+    same_time = 1_700_000_000_000
+    for i in range(4):  # two started in the same millisecond: ordered by id, as MLflow does
+        run = client.create_run(exp, start_time=same_time + (i // 2) * 1000, run_name=f"r{i}")
+        run_id = run.info.run_id
+        metrics = [Metric("loss", 1.0 / (s + 1 + i), same_time + s, s) for s in range(3)]
+        metrics.append(Metric("val_loss", 0.5 + i, same_time, 0))
+        metrics += [Metric("odd", float("nan"), same_time, 4)] * (i == 1)
+        client.log_batch(
+            run_id,
+            metrics=metrics,
+            params=[Param("lr", str(0.1 * i)), Param("b", "x")],
+            tags=[RunTag("fingerprint.hash", f"h{i % 2}"), RunTag("z", "1"), RunTag("a", "2")],
+        )
+        client.set_terminated(run_id, "FINISHED" if i != 2 else "FAILED")
+    bare = client.create_run(exp, start_time=same_time + 9000, run_name="bare")  # nothing logged
+    client.delete_run(client.create_run(exp, run_name="deleted").info.run_id)
+    client.create_run(other, run_name="elsewhere")
+    con = sqlite3.connect(uri.removeprefix("sqlite:///"))
+    with con:  # a run whose name column is empty: its name from the mlflow.runName tag
+        con.execute("UPDATE runs SET name = '' WHERE run_uuid = ?", (bare.info.run_id,))
+    con.close()
+    return uri
+
+
+def test_the_rows_are_mlflows_search_rows(store: str) -> None:
+    client = MlflowClient(store)
+    experiment_id = client.get_experiment_by_name("e").experiment_id
+    searched = client.search_runs([experiment_id], order_by=["attributes.start_time ASC"])
+    progress = Progress(False)
+    found = sqlite_runs.experiment_runs(store, "e", progress)
+    assert found is not None
+    read_id, runs = found
+    assert read_id == experiment_id
+    assert len(runs) == 5  # not the deleted run, not the other experiment's
+    assert rows(runs) == rows([stored_run(r) for r in searched])
+    assert runs[-1].name == "bare"
+    assert [{r.name for r in runs[:2]}, {r.name for r in runs[2:4]}] == [{"r0", "r1"}, {"r2", "r3"}]
+    assert [r.run_id for r in runs[:2]] == sorted(r.run_id for r in runs[:2])
+    (odd,) = [r for r in runs if r.name == "r1"]
+    assert odd.metric_steps == {"loss": 2, "val_loss": 0, "odd": 4}
+    assert math.isnan(odd.metrics["odd"])
+    # by id, as explain takes an experiment's id too
+    assert rows(sqlite_runs.experiment_runs(store, experiment_id)[1]) == rows(runs)
+
+
+def test_what_cannot_be_read_so_reads_as_none(store: str, tmp_path: Path) -> None:
+    assert sqlite_runs.experiment_runs(store, "no-such-experiment") is None
+    assert sqlite_runs.experiment_runs("http://127.0.0.1:5000", "e") is None
+    assert sqlite_runs.experiment_runs(f"sqlite:///{tmp_path / 'none.db'}", "e") is None
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()
+    assert sqlite_runs.experiment_runs(f"sqlite:///{other}", "e") is None
+    # experiments in two workspaces: MLflow reads the active one's, so this reader does not
+    con = sqlite3.connect(store.removeprefix("sqlite:///"))
+    with con:
+        con.execute("UPDATE experiments SET workspace = 'team' WHERE name = 'other'")
+    con.close()
+    assert sqlite_runs.experiment_runs(store, "e") is None
