@@ -23,7 +23,7 @@ from collections import defaultdict
 from pathlib import Path
 from types import MappingProxyType
 
-from .experiment import StoredRun
+from .experiment import StoredRun, Strings
 from .progress import Progress
 from .store import sqlite_file
 
@@ -93,20 +93,23 @@ def _experiment_id(con: sqlite3.Connection, experiment: str) -> int | None:
 
 def _runs(con: sqlite3.Connection, experiment_id: int) -> list[StoredRun]:
     where = (experiment_id, ACTIVE)
+    seen: Strings = {}  # one object per text, as ``experiment.shared`` keeps them
+    keep = seen.setdefault
     tags: defaultdict[str, dict[str, str]] = defaultdict(dict)
     for run_id, key, value in con.execute(
         OF_RUNS.format(columns="t.key, t.value", table="tags"), where
     ):
-        tags[run_id][key] = value
+        tags[run_id][keep(key, key)] = keep(value, value)
     params: defaultdict[str, dict[str, str]] = defaultdict(dict)
     for run_id, key, value in con.execute(
         OF_RUNS.format(columns="t.key, t.value", table="params"), where
     ):
-        params[run_id][key] = value
+        params[run_id][keep(key, key)] = keep(value, value)
     metrics: defaultdict[str, dict[str, float]] = defaultdict(dict)
     steps: defaultdict[str, dict[str, int]] = defaultdict(dict)
     latest = OF_RUNS.format(columns="t.key, t.value, t.step, t.is_nan", table="latest_metrics")
     for run_id, key, value, step, is_nan in con.execute(latest, where):
+        key = keep(key, key)
         metrics[run_id][key] = float("nan") if is_nan else float(value)
         steps[run_id][key] = int(step or 0)
     out = []

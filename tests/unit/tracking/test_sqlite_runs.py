@@ -98,3 +98,18 @@ def test_what_cannot_be_read_so_reads_as_none(store: str, tmp_path: Path) -> Non
         con.execute("UPDATE experiments SET workspace = 'team' WHERE name = 'other'")
     con.close()
     assert sqlite_runs.experiment_runs(store, "e") is None
+
+
+def test_the_runs_share_one_string_per_name_and_repeated_value(store: str) -> None:
+    """Read from the tables or through MLflow's client (``experiment.search``), the runs hold
+    one object per tag or param name and per repeated value, not a copy per run."""
+    from mlflow_fingerprint.tracking import experiment as reads
+
+    client = MlflowClient(store)
+    experiment_id = client.get_experiment_by_name("e").experiment_id
+    searched = reads.search(client, [experiment_id], "")
+    for runs in (sqlite_runs.experiment_runs(store, "e")[1], searched):
+        first, second = runs[0], runs[1]
+        assert next(k for k in first.tags if k == "z") is next(k for k in second.tags if k == "z")
+        assert first.params["b"] is second.params["b"]
+        assert next(iter(first.metrics)) is next(iter(second.metrics))
