@@ -23,11 +23,11 @@ from collections import defaultdict
 from pathlib import Path
 from types import MappingProxyType
 
+from ..layout import MLFLOW_RUN_NAME
 from .experiment import StoredRun, Strings
 from .progress import Progress
 from .store import sqlite_file
 
-RUN_NAME_TAG = "mlflow.runName"
 ACTIVE = "active"
 # The experiment's active runs, in the order explain's search asks MLflow for
 # (``attributes.start_time ASC``: no start time last, then the run id).
@@ -118,7 +118,7 @@ def _runs(con: sqlite3.Connection, experiment_id: int) -> list[StoredRun]:
         out.append(
             StoredRun(
                 run_id=run_id,
-                name=name or run_tags.get(RUN_NAME_TAG) or name,
+                name=name or run_tags.get(MLFLOW_RUN_NAME) or name,
                 status=str(status),
                 experiment_id=str(experiment_id),
                 artifact_uri=str(artifact_uri or ""),

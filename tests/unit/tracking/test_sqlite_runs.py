@@ -13,6 +13,7 @@ import pytest
 from mlflow import MlflowClient
 from mlflow.entities import Metric, Param, RunTag
 
+from mlflow_fingerprint import layout
 from mlflow_fingerprint.tracking import sqlite_runs
 from mlflow_fingerprint.tracking.experiment import StoredRun, stored_run
 from mlflow_fingerprint.tracking.progress import Progress
@@ -51,7 +52,7 @@ def store(tmp_path: Path, mlflow_db_template: Path) -> str:
             run_id,
             metrics=metrics,
             params=[Param("lr", str(0.1 * i)), Param("b", "x")],
-            tags=[RunTag("fingerprint.hash", f"h{i % 2}"), RunTag("z", "1"), RunTag("a", "2")],
+            tags=[RunTag(layout.TAG_HASH, f"h{i % 2}"), RunTag("z", "1"), RunTag("a", "2")],
         )
         client.set_terminated(run_id, "FINISHED" if i != 2 else "FAILED")
     bare = client.create_run(exp, start_time=same_time + 9000, run_name="bare")  # nothing logged
