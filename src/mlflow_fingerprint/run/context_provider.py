@@ -41,6 +41,9 @@ SEARCH_AFTER_S = 2.0
 SEARCH_EVERY_S = 1.0
 GIVE_UP_S = 60.0
 EXIT_WAIT_S = 10.0
+# How long a callback taking its run over waits for an attach pass under way (the training
+# thread waits: a pass is milliseconds unless a search hangs on a slow server)
+TAKE_OVER_WAIT_S = 2.0
 # the attacher thread's name: its searches are not the caller's (a test that counts requests)
 ATTACHER_THREAD = "mfp-attach"
 
@@ -124,7 +127,7 @@ def take_over(spool_id: str) -> None:
     for that run is dropped, so that an attach landing after the callback's update cannot put
     the older record back. A pass attaching it now is waited for (bounded), so its write, if
     any, is queued before the callback's."""
-    waited = _pass_lock.acquire(timeout=EXIT_WAIT_S)
+    waited = _pass_lock.acquire(timeout=TAKE_OVER_WAIT_S)
     try:
         with _lock:
             _pending[:] = [p for p in _pending if p.spool_id != spool_id]
