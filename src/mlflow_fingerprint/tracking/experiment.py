@@ -33,6 +33,7 @@ from .. import layout
 from ..stored_files import read_regular
 from . import rest
 from .history import read_store
+from .local_store import read_only
 from .progress import Progress
 from .record_cache import RecordCache
 from .rest import proxied_root
@@ -399,7 +400,7 @@ SQLITE_AT_STEP = (
 
 
 def _sqlite_at_step(path: Path, key: str, step: int, run_ids: Sequence[str]) -> dict[str, float]:
-    con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    con = read_only(path)
     out: dict[str, float] = {}
     try:
         for start in range(0, len(run_ids), SQLITE_BATCH):

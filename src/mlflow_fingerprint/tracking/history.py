@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .local_store import read_only
 from .store import sqlite_file
 
 PAGE_SIZE = 25_000  # MLflow's own GET_METRIC_HISTORY_MAX_RESULTS
@@ -59,7 +60,7 @@ def _sqlite_pages(cursor: sqlite3.Cursor) -> Iterator[np.ndarray]:
 
 def read_sqlite(path: Path, run_id: str, keys: Iterable[str]) -> dict[str, History]:
     """Histories straight from the ``metrics`` table, opened read-only."""
-    con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    con = read_only(path)
     try:
         return {
             key: _history(list(_sqlite_pages(con.execute(SQLITE_QUERY, (run_id, key)))))

@@ -30,9 +30,13 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..layout import LOCK_SUFFIX
 from ..redact import strip_url_credentials
+
+if TYPE_CHECKING:  # sqlite3 is imported where a file is opened: a training never needs it
+    import sqlite3
 
 # What sqlite says when another process holds the write lock past the busy timeout.
 BUSY_MARKERS = ("database is locked", "database table is locked", "database is busy")
@@ -52,6 +56,15 @@ def sqlite_file(uri: str) -> Path | None:
 
     database = make_url(uri).database
     return Path(database) if database and database != ":memory:" else None
+
+
+def read_only(database: Path, timeout_s: float = 5.0) -> sqlite3.Connection:
+    """``database`` opened read-only, as a file URI (a path holding ``?`` or ``#`` stays a path),
+    waiting at most ``timeout_s`` for a writer's lock: what every direct read of MLflow's tables
+    (the metric histories, ``explain``'s runs, the checks here) opens it with."""
+    import sqlite3
+
+    return sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True, timeout=timeout_s)
 
 
 def lock_file(database: Path) -> Path:
@@ -94,7 +107,7 @@ def created(database: Path) -> bool:
     if not database.is_file() or database.stat().st_size == 0:
         return False
     try:
-        connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30)
+        connection = read_only(database, timeout_s=30)
     except sqlite3.Error:
         return False
     try:
@@ -152,7 +165,7 @@ def leftovers(database: Path) -> list[str]:
     import sqlite3
 
     try:
-        connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5)
+        connection = read_only(database)
     except sqlite3.Error:
         return []
     try:

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import sqlite3
 from collections import defaultdict
-from pathlib import Path
 from types import MappingProxyType
 
 from ..layout import MLFLOW_RUN_NAME
 from .experiment import StoredRun, Strings
+from .local_store import read_only
 from .progress import Progress
 from .store import sqlite_file
 
@@ -53,7 +53,7 @@ def experiment_runs(
     if path is None or not path.is_file():
         return None
     try:
-        con = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+        con = read_only(path)
     except sqlite3.Error:
         return None
     try:
