@@ -293,10 +293,11 @@ def explain_with(experiment: str, options: ExplainOptions) -> Explanation:
     # a local sqlite store, unfiltered: its tables read at once (``sqlite_runs``); otherwise,
     # or where they cannot be read so, the store's reader (MLflow's client, the REST reader)
     direct = None if filter_string else sqlite_runs.experiment_runs(uri, experiment, progress)
-    mlflow_client = None if direct is not None else tracking.reader(uri)
     if direct is not None:
+        mlflow_client = None
         experiment_id, runs = direct
     else:
+        mlflow_client = tracking.reader(uri)
         experiment_id = find_experiment_id(mlflow_client, experiment, uri)
         runs = _search(mlflow_client, uri, experiment_id, filter_string or "", progress)
     where = f" matching --filter {filter_string!r}" if filter_string else ""

@@ -75,8 +75,8 @@ Strings = dict[str, str]
 def shared(mapping: Mapping[str, str], seen: Strings) -> MappingProxyType[str, str]:
     """``mapping`` with each key and value the one object ``seen`` holds for that text. Every run
     repeats the same tag and param names, and the runs of a configuration its hash tags and
-    params: a store's reader makes a new string for each, and 100,000 runs held for the analysis
-    kept about 14 copies of each name in 1 KB of every run's rows."""
+    params, where a store's reader makes a new string for each: the rows of 10,000 runs held for
+    the analysis took 60 MiB with a copy each, 18 MiB shared (tracemalloc)."""
     keep = seen.setdefault
     return MappingProxyType({keep(k, k): keep(v, v) for k, v in mapping.items()})
 

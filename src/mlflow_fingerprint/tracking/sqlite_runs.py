@@ -91,25 +91,28 @@ def _experiment_id(con: sqlite3.Connection, experiment: str) -> int | None:
     return None if found is None else int(found[0])
 
 
+def _pairs(
+    con: sqlite3.Connection, table: str, where: tuple[int, str], seen: Strings
+) -> defaultdict[str, dict[str, str]]:
+    """A key-value table's rows (``tags``, ``params``) by run, each text one shared object."""
+    keep = seen.setdefault
+    found: defaultdict[str, dict[str, str]] = defaultdict(dict)
+    for run_id, key, value in con.execute(
+        OF_RUNS.format(columns="t.key, t.value", table=table), where
+    ):
+        found[run_id][keep(key, key)] = keep(value, value)
+    return found
+
+
 def _runs(con: sqlite3.Connection, experiment_id: int) -> list[StoredRun]:
     where = (experiment_id, ACTIVE)
     seen: Strings = {}  # one object per text, as ``experiment.shared`` keeps them
-    keep = seen.setdefault
-    tags: defaultdict[str, dict[str, str]] = defaultdict(dict)
-    for run_id, key, value in con.execute(
-        OF_RUNS.format(columns="t.key, t.value", table="tags"), where
-    ):
-        tags[run_id][keep(key, key)] = keep(value, value)
-    params: defaultdict[str, dict[str, str]] = defaultdict(dict)
-    for run_id, key, value in con.execute(
-        OF_RUNS.format(columns="t.key, t.value", table="params"), where
-    ):
-        params[run_id][keep(key, key)] = keep(value, value)
+    tags, params = _pairs(con, "tags", where, seen), _pairs(con, "params", where, seen)
     metrics: defaultdict[str, dict[str, float]] = defaultdict(dict)
     steps: defaultdict[str, dict[str, int]] = defaultdict(dict)
     latest = OF_RUNS.format(columns="t.key, t.value, t.step, t.is_nan", table="latest_metrics")
     for run_id, key, value, step, is_nan in con.execute(latest, where):
-        key = keep(key, key)
+        key = seen.setdefault(key, key)
         metrics[run_id][key] = float("nan") if is_nan else float(value)
         steps[run_id][key] = int(step or 0)
     out = []
