@@ -66,7 +66,9 @@ def experiment_runs(
         if progress is not None:
             progress.add(len(runs))
         return str(experiment_id), runs
-    except sqlite3.Error:  # not MLflow's schema, or locked past sqlite's wait
+    # not MLflow's schema, locked past sqlite's wait, or a value MLflow never writes there (a
+    # metric stored as text): the client's read says what it says of it
+    except (sqlite3.Error, ValueError, TypeError):
         return None
     finally:
         con.close()

@@ -93,6 +93,17 @@ def test_what_cannot_be_read_so_reads_as_none(store: str, tmp_path: Path) -> Non
     other = tmp_path / "other.db"
     sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()
     assert sqlite_runs.experiment_runs(f"sqlite:///{other}", "e") is None
+    # a metric stored as text (MLflow writes numbers): read as MLflow's client reads it
+    con = sqlite3.connect(store.removeprefix("sqlite:///"))
+    with con:
+        con.execute("UPDATE latest_metrics SET value = 'abc' WHERE key = 'loss'")
+    con.close()
+    assert sqlite_runs.experiment_runs(store, "e") is None
+    con = sqlite3.connect(store.removeprefix("sqlite:///"))
+    with con:
+        con.execute("UPDATE latest_metrics SET value = 0.5 WHERE key = 'loss'")
+    con.close()
+    assert sqlite_runs.experiment_runs(store, "e") is not None
     # experiments in two workspaces: MLflow reads the active one's, so this reader does not
     con = sqlite3.connect(store.removeprefix("sqlite:///"))
     with con:
