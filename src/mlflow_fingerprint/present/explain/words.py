@@ -108,6 +108,15 @@ def headline(report: Explanation) -> str:
         line += "."
     elif report.noise.share is not None and report.noise.share >= 1 - UNEXPLAINED_FROM:
         line = "Nothing recorded moves the metric beyond the noise: the spread is seed noise."
+    elif report.undecided:
+        # a field these runs cannot rule in or out (4 runs, 2 learning rates, replicates bitwise
+        # equal: lr holds all the spread, its interval 0-100%): "no field moves it" would be
+        # read as "lr does not matter", which the curves contradict
+        named = ", ".join(f"{f.label} ({pct(f.share)})" for f in report.undecided[:3])
+        line = (
+            "Too few runs, or too much noise, to say which recorded field moves the metric; "
+            f"undecided: {named}."
+        )
     else:
         line = "No recorded field moves the metric beyond the noise floor with these runs."
     if rest >= UNEXPLAINED_FROM:

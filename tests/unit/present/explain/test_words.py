@@ -24,6 +24,21 @@ def test_the_headline_names_the_important_field_and_its_share() -> None:
     assert headline(sample()) == "Beyond the noise, the spread is program.call.lr (80%)."
 
 
+def test_a_field_the_runs_cannot_decide_is_named_not_called_no_cause() -> None:
+    """Four runs, two learning rates, replicates bitwise equal: lr holds all the spread but its
+    interval is 0-100%; the headline must not say no field moves the metric."""
+    from support.explanation import LR, THREADS
+
+    lr = dataclasses.replace(LR, share=1.0, interval=(0.0, 1.0), verdict="undecided")
+    report = dataclasses.replace(sample(), factors=(lr, THREADS))
+    assert headline(report) == (
+        "Too few runs, or too much noise, to say which recorded field moves the metric; "
+        "undecided: program.call.lr (100%)."
+    )
+    nothing = dataclasses.replace(sample(), factors=(THREADS,))
+    assert headline(nothing).startswith("No recorded field moves the metric beyond the noise")
+
+
 def test_the_variance_splits_into_the_field_the_noise_and_the_rest() -> None:
     parts = segments(sample())
     assert [(s.label, s.kind) for s in parts] == [
