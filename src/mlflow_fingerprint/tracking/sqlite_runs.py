@@ -20,13 +20,16 @@ from __future__ import annotations
 
 import sqlite3
 from collections import defaultdict
-from types import MappingProxyType
+from typing import Any, TypeVar
 
 from ..layout import MLFLOW_RUN_NAME
-from .experiment import StoredRun, Strings
+from .experiment import StoredRun
 from .local_store import read_only
+from .pairs import Held, Pairs, pack
 from .progress import Progress
 from .store import sqlite_file
+
+V = TypeVar("V")
 
 ACTIVE = "active"
 # The experiment's active runs, in the order explain's search asks MLflow for
@@ -93,44 +96,56 @@ def _experiment_id(con: sqlite3.Connection, experiment: str) -> int | None:
     return None if found is None else int(found[0])
 
 
+def _packed(
+    found: dict[str, dict[str, V]], held: Held, *, whole: bool = False
+) -> dict[str, Pairs[V]]:
+    """Each run's mapping packed (``pairs.pack``), each dict dropped as its run's is made."""
+    packed: dict[str, Pairs[V]] = {}
+    for run_id in list(found):
+        packed[run_id] = pack(found.pop(run_id), held, whole=whole)
+    return packed
+
+
 def _pairs(
-    con: sqlite3.Connection, table: str, where: tuple[int, str], seen: Strings
-) -> defaultdict[str, dict[str, str]]:
-    """A key-value table's rows (``tags``, ``params``) by run, each text one shared object."""
-    keep = seen.setdefault
+    con: sqlite3.Connection, table: str, where: tuple[int, str], held: Held
+) -> dict[str, Pairs[str]]:
+    """A key-value table's rows (``tags``, ``params``) by run, packed with ``held``."""
+    keep = held.text
     found: defaultdict[str, dict[str, str]] = defaultdict(dict)
     for run_id, key, value in con.execute(
         OF_RUNS.format(columns="t.key, t.value", table=table), where
     ):
-        found[run_id][keep(key, key)] = keep(value, value)
-    return found
+        found[run_id][keep(key)] = keep(value)
+    return _packed(found, held)
 
 
 def _runs(con: sqlite3.Connection, experiment_id: int) -> list[StoredRun]:
     where = (experiment_id, ACTIVE)
-    seen: Strings = {}  # one object per text, as ``experiment.shared`` keeps them
-    tags, params = _pairs(con, "tags", where, seen), _pairs(con, "params", where, seen)
-    metrics: defaultdict[str, dict[str, float]] = defaultdict(dict)
-    steps: defaultdict[str, dict[str, int]] = defaultdict(dict)
+    held = Held()  # as ``experiment.stored_run`` packs the client's rows
+    tags, params = _pairs(con, "tags", where, held), _pairs(con, "params", where, held)
+    values: defaultdict[str, dict[str, float]] = defaultdict(dict)
+    at: defaultdict[str, dict[str, int]] = defaultdict(dict)
     latest = OF_RUNS.format(columns="t.key, t.value, t.step, t.is_nan", table="latest_metrics")
     for run_id, key, value, step, is_nan in con.execute(latest, where):
-        key = seen.setdefault(key, key)
-        metrics[run_id][key] = float("nan") if is_nan else float(value)
-        steps[run_id][key] = int(step or 0)
+        key = held.text(key)
+        values[run_id][key] = float("nan") if is_nan else float(value)
+        at[run_id][key] = int(step or 0)
+    metrics, steps = _packed(values, held), _packed(at, held, whole=True)
+    none: Pairs[Any] = pack({}, held)
     out = []
     for run_id, name, status, artifact_uri in con.execute(RUNS, where):
-        run_tags = tags.get(run_id, {})
+        run_tags = tags.get(run_id, none)
         out.append(
             StoredRun(
                 run_id=run_id,
                 name=name or run_tags.get(MLFLOW_RUN_NAME) or name,
-                status=str(status),
-                experiment_id=str(experiment_id),
+                status=held.text(str(status)),
+                experiment_id=held.text(str(experiment_id)),
                 artifact_uri=str(artifact_uri or ""),
-                params=MappingProxyType(params.get(run_id, {})),
-                tags=MappingProxyType(run_tags),
-                metrics=MappingProxyType(metrics.get(run_id, {})),
-                metric_steps=MappingProxyType(steps.get(run_id, {})),
+                params=params.get(run_id, none),
+                tags=run_tags,
+                metrics=metrics.get(run_id, none),
+                metric_steps=steps.get(run_id, none),
             )
         )
     return out
