@@ -241,11 +241,9 @@ def _read(
         record = lent.derived(run) if lent is not None else None
         if record is None:
             unread.append(run)
-        else:
-            out[run.run_id] = (
-                RunRecord(run.run_id, {**record, "params": _params(run)}, "full"),
-                None,
-            )
+        else:  # a record of its own, so its params go in place rather than in a copy
+            record["params"] = _params(run)
+            out[run.run_id] = (RunRecord(run.run_id, record, "full"), None)
     if unread:
         parse(unread)
     return [out[r.run_id] for r in used]
@@ -281,15 +279,53 @@ def explain(
     return explain_with(experiment, options)
 
 
+@dataclass(frozen=True)
+class Chosen:
+    """The runs a report analyses, with their values of the metric, and what it says beside."""
+
+    asked: Asked
+    used: list[reads.StoredRun]
+    y: list[float]
+    left: list[LeftOut]
+    notes: list[str]
+    mlflow_client: Any  # None where the store's tables were read without a reader
+
+
+@dataclass(frozen=True, slots=True)
+class Named:
+    """What a report names a run by, all it keeps of the run's row once its record is read."""
+
+    run_id: str
+    name: str | None
+
+
 def explain_with(experiment: str, options: ExplainOptions) -> Explanation:
     """``explain`` of ``experiment`` as ``options`` say (the command line builds them from its
     own)."""
-    metric, step, filter_string = options.metric, options.at, options.filter_string
-    tracking_uri, include_unfinished = options.tracking_uri, options.include_unfinished
+    uri = tracking.effective_uri(options.tracking_uri)
     progress = options.progress
-    uri = tracking.effective_uri(tracking_uri)
     if not isinstance(progress, Progress):
         progress = Progress(progress)
+    chosen = _chosen(experiment, options, uri, progress)
+    if isinstance(chosen, Explanation):
+        return chosen
+    asked, y, left, notes = chosen.asked, np.array(chosen.y), chosen.left, chosen.notes
+    rows = _read(chosen.used, uri, chosen.mlflow_client, progress)
+    progress.close()
+    named = [Named(run.run_id, _name(run)) for run in chosen.used]
+    # every run's tags, params and metrics are read into its record by now: the rows go before
+    # the table is built, which holds as much again while it walks the records
+    del chosen
+    # values are bounded above, so numpy has nothing to warn of; none of its lines reaches a user
+    with np.errstate(all="ignore"):
+        return _explained(asked, named, rows, y, left, notes)
+
+
+def _chosen(
+    experiment: str, options: ExplainOptions, uri: str, progress: Progress
+) -> Chosen | Explanation:
+    """The runs to analyse and their values; where they all agree on the metric, the report."""
+    metric, step, filter_string = options.metric, options.at, options.filter_string
     # a local sqlite store, unfiltered: its tables read at once (``sqlite_runs``); otherwise,
     # or where they cannot be read so, the store's reader (MLflow's client, the REST reader)
     direct = None if filter_string else sqlite_runs.experiment_runs(uri, experiment, progress)
@@ -306,7 +342,7 @@ def explain_with(experiment: str, options: ExplainOptions) -> Explanation:
     left: list[LeftOut] = []
     kept = []
     for run in runs:
-        if run.status == FINISHED or include_unfinished:
+        if run.status == FINISHED or options.include_unfinished:
             kept.append(run)
         else:
             left.append(LeftOut(run.run_id, f"status {run.status}", _name(run)))
@@ -338,15 +374,11 @@ def explain_with(experiment: str, options: ExplainOptions) -> Explanation:
             f"explain needs at least {MIN_RUNS} runs with {metric}: experiment {experiment!r} "
             f"has {len(used)}{where}" + (f" ({_left_summary(left)} left out)" if left else "")
         )
-    asked = Asked(experiment, experiment_id, metric, step, tracking_uri)
+    asked = Asked(experiment, experiment_id, metric, step, options.tracking_uri)
     if np.ptp(y) == 0:
         progress.close()
         return _agreed(asked, y, left, notes)
-    rows = _read(used, uri, mlflow_client, progress)
-    progress.close()
-    # values are bounded above, so numpy has nothing to warn of; none of its lines reaches a user
-    with np.errstate(all="ignore"):
-        return _explained(asked, used, rows, np.array(y), left, notes)
+    return Chosen(asked, used, y, left, notes, mlflow_client)
 
 
 def _out_of_range(metric: str, value: float) -> str:
@@ -408,7 +440,7 @@ def _agreed(
 
 def _explained(
     asked: Asked,
-    used: Sequence[reads.StoredRun],
+    used: Sequence[Named],
     read: Sequence[tuple[RunRecord, str | None]],
     y: np.ndarray,
     left: list[LeftOut],
@@ -452,7 +484,7 @@ def _explained(
             group_ids[o.group],
             o.z,
             f"fingerprint diff {used[o.reference].run_id} {used[o.run].run_id}{suffix}",
-            _name(used[o.run]),
+            used[o.run].name,
             float(y[o.run]),
         )
         for o in found.outlying
