@@ -73,14 +73,16 @@ def stored_run(run: Any, held: Held | None = None) -> StoredRun:
     metrics packed with those of the other runs read with the same ``held`` (``pairs.pack``)."""
     latest = getattr(run.data, "_metric_objs", None) or []
     held = Held() if held is None else held
+    tags = pack(run.data.tags, held)  # first: the name is the text its mlflow.runName tag holds
+    name = run.info.run_name
     return StoredRun(
         run_id=run.info.run_id,
-        name=run.info.run_name,
+        name=held.text(name) if isinstance(name, str) else name,
         status=held.text(str(run.info.status)),
         experiment_id=held.text(str(run.info.experiment_id)),
         artifact_uri=str(run.info.artifact_uri or ""),
         params=pack(run.data.params, held),
-        tags=pack(run.data.tags, held),
+        tags=tags,
         metrics=pack(run.data.metrics, held),
         metric_steps=pack({m.key: int(m.step or 0) for m in latest}, held, whole=True),
     )

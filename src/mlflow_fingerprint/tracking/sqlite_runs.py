@@ -138,7 +138,7 @@ def _runs(con: sqlite3.Connection, experiment_id: int) -> list[StoredRun]:
         out.append(
             StoredRun(
                 run_id=run_id,
-                name=name or run_tags.get(MLFLOW_RUN_NAME) or name,
+                name=held.text(name) if name else run_tags.get(MLFLOW_RUN_NAME) or name,
                 status=held.text(str(status)),
                 experiment_id=held.text(str(experiment_id)),
                 artifact_uri=str(artifact_uri or ""),

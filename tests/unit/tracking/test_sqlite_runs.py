@@ -125,3 +125,4 @@ def test_the_runs_share_one_string_per_name_and_repeated_value(store: str) -> No
         assert next(k for k in first.tags if k == "z") is next(k for k in second.tags if k == "z")
         assert first.params["b"] is second.params["b"]
         assert next(iter(first.metrics)) is next(iter(second.metrics))
+        assert first.name is first.tags["mlflow.runName"]  # one object, not two
