@@ -312,7 +312,7 @@ def explain_with(experiment: str, options: ExplainOptions) -> Explanation:
     asked, y, left, notes = chosen.asked, np.array(chosen.y), chosen.left, chosen.notes
     rows = _read(chosen.used, uri, chosen.mlflow_client, progress)
     progress.close()
-    named = [Named(run.run_id, _name(run)) for run in chosen.used]
+    named = [Named(run.run_id, run.name) for run in chosen.used]
     # every run's tags, params and metrics are read into its record by now: the rows go before
     # the table is built, which holds as much again while it walks the records
     del chosen
@@ -400,7 +400,9 @@ def shown(text: str, name: str | None = None) -> str:
     return masked_view(text, name=name)
 
 
-def _name(run: reads.StoredRun) -> str | None:
+def _name(run: reads.StoredRun | Named) -> str | None:
+    """The run's name as a report shows it: asked for the runs a report names (outliers, runs
+    left out), never for every run, as judging 100,000 distinct names takes seconds."""
     return shown(run.name) if run.name else run.name
 
 
@@ -484,7 +486,7 @@ def _explained(
             group_ids[o.group],
             o.z,
             f"fingerprint diff {used[o.reference].run_id} {used[o.run].run_id}{suffix}",
-            used[o.run].name,
+            _name(used[o.run]),
             float(y[o.run]),
         )
         for o in found.outlying

@@ -64,13 +64,14 @@ def pack(mapping: Mapping[str, V], held: Held, *, whole: bool = False) -> Pairs[
     """``mapping`` as :class:`Pairs`, its keys and string values the objects ``held`` holds;
     with ``whole``, the one object for every equal mapping (for mappings of few distinct
     values across the runs: holding each distinct one costs a key of its own)."""
-    keys = tuple(held.text(k) for k in mapping)
+    keep = held.texts.setdefault  # C calls: a history's rows are millions of texts
+    keys = tuple(keep(k, k) for k in mapping)
     index = held.layouts.get(keys)
     if index is None:
         index = held.layouts.setdefault(keys, {k: i for i, k in enumerate(keys)})
     # a string value is the text held (the same text, so still a V)
     values: tuple[V, ...] = tuple(
-        held.text(v) if isinstance(v, str) else v  # type: ignore[misc]
+        keep(v, v) if type(v) is str else v  # type: ignore[misc, arg-type]
         for v in mapping.values()
     )
     if not whole:

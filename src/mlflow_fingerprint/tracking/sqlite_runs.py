@@ -110,12 +110,12 @@ def _pairs(
     con: sqlite3.Connection, table: str, where: tuple[int, str], held: Held
 ) -> dict[str, Pairs[str]]:
     """A key-value table's rows (``tags``, ``params``) by run, packed with ``held``."""
-    keep = held.text
+    keep = held.texts.setdefault  # shared as read: every run's dict is held until packed
     found: defaultdict[str, dict[str, str]] = defaultdict(dict)
     for run_id, key, value in con.execute(
         OF_RUNS.format(columns="t.key, t.value", table=table), where
     ):
-        found[run_id][keep(key)] = keep(value)
+        found[run_id][keep(key, key)] = keep(value, value)
     return _packed(found, held)
 
 
@@ -127,7 +127,6 @@ def _runs(con: sqlite3.Connection, experiment_id: int) -> list[StoredRun]:
     at: defaultdict[str, dict[str, int]] = defaultdict(dict)
     latest = OF_RUNS.format(columns="t.key, t.value, t.step, t.is_nan", table="latest_metrics")
     for run_id, key, value, step, is_nan in con.execute(latest, where):
-        key = held.text(key)
         values[run_id][key] = float("nan") if is_nan else float(value)
         at[run_id][key] = int(step or 0)
     metrics, steps = _packed(values, held), _packed(at, held, whole=True)
