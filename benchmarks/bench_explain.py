@@ -15,14 +15,15 @@ REST calls. The stores:
   folder (written through a server that gives runs a ``file:`` root).
 
 Each figure is measured in a fresh process (imports excluded from the time, as the reads are
-what grows with the runs: MLflow's too where ``explain`` reads through ``MlflowClient``, a local
-store, as the search's are), alternately, median of ``--repeat``:
+what grows with the runs: MLflow's too where ``explain`` reads through ``MlflowClient``, as the
+search's are), alternately, median of ``--repeat``:
 
 1. ``search``: ``MlflowClient.search_runs`` of the experiment's runs, every page, one after
    another: the floor any client pays to see the runs, their params, tags and metrics (timed
    from ``MlflowClient(uri)``, the store's opening, as ``explain`` opens its store in its time);
-2. ``explain``: ``mfp.explain(experiment)`` as the CLI runs it (a server read through the REST
-   reader, MLflow not imported): the search, the records, the analysis (bootstrap included);
+2. ``explain``: ``mfp.explain(experiment)`` as the CLI runs it, MLflow not imported (a server
+   read through the REST reader, a local sqlite store from its tables): the search, the records,
+   the analysis (bootstrap included);
 3. ``cached``: ``explain`` again with the records read by the one before it in the cache
    beside the spool (each cold ``explain`` gets a new spool folder);
 4. ``explain (mlflow)``: the same with MLflow imported first, read through ``MlflowClient``
@@ -112,9 +113,9 @@ elif what == "find":
     shown = text(result)
     extra = {"matches": len(result.matches), "same": same}
 else:
-    if what == "explain-mlflow" or not uri.startswith("http"):
-        # read through MlflowClient (a local store has no other reader): its import and its
-        # store module's are excluded, as the search's are
+    if what == "explain-mlflow":
+        # read through MlflowClient (a local store's tables are then read as it reads them):
+        # its import and its store module's are excluded, as the search's are
         import mlflow  # noqa: F401
         import mlflow.store.tracking.sqlalchemy_store  # noqa: F401
     import mlflow_fingerprint as mfp
