@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mlflow_fingerprint import diff
-from mlflow_fingerprint.compare.fields import MISSING, field_changes, walk
+from mlflow_fingerprint.compare.fields import MISSING, field_changes, varying, walk
 from mlflow_fingerprint.errors import FingerprintError
 from support.records import cpu_record, edit, gpu_record, write
 
@@ -58,3 +58,21 @@ def test_a_newer_schema_is_refused_with_the_version_and_what_to_upgrade(tmp_path
     assert "newer than this release reads (1" in message
     assert "pip install --upgrade mlflow-fingerprint" in message
     assert "\n" not in message
+
+
+def test_varying_leaves_out_the_records_own_keys_only_at_the_top() -> None:
+    """``leave_out`` skips keys of the records themselves (``explain``: what describes a record),
+    not a field of the same name deeper down; records shared by several runs keep it too."""
+    a = {"hashes": {"x": "1"}, "params": {"lr": "0.1"}, "env": {"params": 1, "hashes": "a"}}
+    b = {"hashes": {"x": "2"}, "params": {"lr": "0.2"}, "env": {"params": 2, "hashes": "b"}}
+    out = frozenset({"hashes", "params"})
+    found = dict(varying([a, b, a], leave_out=out))  # a twice: the walk of shared records
+    assert found == {"env.params": [1, 2, 1], "env.hashes": ["a", "b", "a"]}
+    assert set(dict(varying([a, b]))) == {"hashes.x", "params.lr", "env.params", "env.hashes"}
+
+
+def test_varying_names_a_mapping_s_keys_as_text_whatever_their_type() -> None:
+    """A JSON object is walked as it is; a mapping with other keys (built in Python) by their
+    text, as before."""
+    found = dict(varying([{"gpus": {0: "a", 1: "b"}}, {"gpus": {0: "a", 1: "c"}}]))
+    assert found == {"gpus.1": ["b", "c"]}
