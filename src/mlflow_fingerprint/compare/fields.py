@@ -59,11 +59,12 @@ def _is_container(value: Any) -> bool:
 
 
 def _children(value: Any) -> Mapping[str, Any]:
-    """A tree's or an object list's children by name, read only. A JSON object (a dict of text
-    keys) is its own: ``explain`` walks a record per run, and a copy of each was 1 KB a run."""
+    """A tree's or an object list's children by name, read only. A mapping of text keys (a JSON
+    object, a replicate's record that ``explain`` derives as it is read) is its own: ``explain``
+    walks a record per run, and a copy of each was 1 KB a run."""
     if _is_tree(value):
-        if type(value) is dict and all(type(k) is str for k in value):
-            return value
+        if all(type(k) is str for k in value):
+            return value  # type: ignore[no-any-return]
         return {str(k): v for k, v in value.items()}
     if _is_object_list(value):
         return {str(i): v for i, v in enumerate(value)}

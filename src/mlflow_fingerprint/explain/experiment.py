@@ -210,15 +210,20 @@ class Asked:
 
 
 def _read(
-    used: Sequence[reads.StoredRun], uri: str, mlflow_client: Any, progress: Progress
+    used: list[reads.StoredRun], uri: str, mlflow_client: Any, progress: Progress
 ) -> list[tuple[RunRecord, str | None]]:
     """Each run's record and why it is not whole: one record read per recipe, the others of its
     replicates derived from it and checked by their own hashes (``replicas``); a run whose
-    record cannot be derived so is read for itself, as are runs without the tags."""
+    record cannot be derived so is read for itself, as are runs without the tags.
+
+    ``used`` is emptied as the records are made: a derived run's row goes once its record is
+    made, so a history's rows and its records are never all held at once (at 100,000 runs
+    each is about a kilobyte a run)."""
     stand_in = replicas.bases(used)
     cache = RecordCache.beside_spool()
     seen: Parsed = {}
     out: dict[str, tuple[RunRecord, str | None]] = {}
+    order = [run.run_id for run in used]
 
     def parse(runs: Sequence[reads.StoredRun]) -> None:
         data = reads.read_records(runs, uri, reader=mlflow_client, progress=progress, cache=cache)
@@ -226,27 +231,27 @@ def _read(
             out[run.run_id] = _record(run, data[run.run_id], seen)
 
     parse([r for r in used if r.run_id not in stand_in])
-    tags = {r.run_id: r.tags for r in used}
-    lenders: dict[str, replicas.Base | None] = {}
-    unread = []
+    lenders: dict[str, replicas.Base | None] = dict.fromkeys(stand_in.values())
     for run in used:
+        if run.run_id in lenders:
+            base = out[run.run_id][0]
+            if base.coverage == "full":
+                lenders[run.run_id] = replicas.lender(base.record, run.tags)
+    unread = []
+    while used:
+        run = used.pop()  # the row goes here, unless its record must be read
         base_id = stand_in.get(run.run_id)
         if base_id is None:
             continue
-        if base_id not in lenders:
-            base = out[base_id][0]
-            full = base.coverage == "full"
-            lenders[base_id] = replicas.lender(base.record, tags[base_id]) if full else None
         lent = lenders[base_id]
-        record = lent.derived(run) if lent is not None else None
+        record = lent.derived(run, _params(run)) if lent is not None else None
         if record is None:
             unread.append(run)
-        else:  # a record of its own, so its params go in place rather than in a copy
-            record["params"] = _params(run)
+        else:
             out[run.run_id] = (RunRecord(run.run_id, record, "full"), None)
     if unread:
-        parse(unread)
-    return [out[r.run_id] for r in used]
+        parse(unread[::-1])  # in the runs' order, as popped in reverse
+    return [out[run_id] for run_id in order]
 
 
 def explain(
@@ -310,12 +315,13 @@ def explain_with(experiment: str, options: ExplainOptions) -> Explanation:
     if isinstance(chosen, Explanation):
         return chosen
     asked, y, left, notes = chosen.asked, np.array(chosen.y), chosen.left, chosen.notes
-    rows = _read(chosen.used, uri, chosen.mlflow_client, progress)
-    progress.close()
     named = [Named(run.run_id, run.name) for run in chosen.used]
-    # every run's tags, params and metrics are read into its record by now: the rows go before
-    # the table is built, which holds as much again while it walks the records
+    used, mlflow_client = chosen.used, chosen.mlflow_client
+    # the rows go as their records are made (``_read`` empties ``used``): the table built next
+    # holds as much again while it walks the records
     del chosen
+    rows = _read(used, uri, mlflow_client, progress)
+    progress.close()
     # values are bounded above, so numpy has nothing to warn of; none of its lines reaches a user
     with np.errstate(all="ignore"):
         return _explained(asked, named, rows, y, left, notes)

@@ -19,7 +19,7 @@ and its record is read for itself.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +36,7 @@ from ..model.hashing import (
     group_payload,
     is_seed_name,
 )
+from ..model.missing import MISSING
 from ..model.record import get_path
 from ..tracking.experiment import StoredRun
 
@@ -123,22 +124,84 @@ def _loaders(data: Any, old: int, new: int) -> Any:
     return {**data, "loaders": loaders}
 
 
-def _reseeded(base: Mapping[str, Any], old: int, new: int) -> dict[str, Any]:
-    """``base`` with seed ``old`` replaced by ``new`` in every field that holds a seed."""
-    record = dict(base)
-    record["seeds"] = _swapped(base.get("seeds"), old, new)
-    record["data"] = _loaders(base.get("data"), old, new)
-    program = base.get("program")
-    if isinstance(program, Mapping):
-        named = {k: _named(program[k], old, new) for k in ("options", "call") if k in program}
-        if any(v is not program[k] for k, v in named.items()):
-            record["program"] = {**program, **named}
+# The top-level sections a seed is put into (``_section``); every other is the base's own.
+SEEDED = frozenset({"seeds", "data", "program", *(p.partition(".")[0] for p in TF_RECIPE)})
+
+
+def _section(base: Mapping[str, Any], key: str, old: int, new: int) -> Any:
+    """Section ``key`` of ``base`` with seed ``old`` replaced by ``new`` wherever it holds a
+    seed; the base's own object where nothing changes, MISSING where the base has none (a
+    ``seeds`` or ``data`` the base lacks reads as None, as a copy of the record gets them)."""
+    if key == "seeds":
+        return _swapped(base.get("seeds"), old, new)
+    if key == "data":
+        return _loaders(base.get("data"), old, new)
+    held = base.get(key, MISSING)
+    if key == "program" and isinstance(held, Mapping):
+        named = {k: _named(held[k], old, new) for k in ("options", "call") if k in held}
+        if any(v is not held[k] for k, v in named.items()):
+            return {**held, **named}
+        return held
     for path in TF_RECIPE:  # tensorflow.global_seed, keras.global_seed
         section, _, name = path.partition(".")
-        held = base.get(section)
-        if isinstance(held, Mapping) and name in held:
-            record[section] = {**held, name: _swapped(held[name], old, new)}
-    return record
+        if section == key and isinstance(held, Mapping) and name in held:
+            return {**held, name: _swapped(held[name], old, new)}
+    return held
+
+
+class Reseeded(Mapping[str, Any]):
+    """A replicate's record, made from its base's as it is read: each section that holds a seed
+    (``SEEDED``) is the base's with this run's seed in place, made again at each read; every
+    other section is the base's own object; ``params`` and the ``recipe`` and ``fingerprint``
+    hashes are the run's.
+
+    Why not a copy: at 100,000 runs a copy of each replicate's record (its top level, its seeds,
+    options and hashes) was 1.3 KB a run, the most ``explain`` held; this is the seed, the
+    params and two hashes. A section read twice is two equal objects, never one changed."""
+
+    __slots__ = ("_base", "_hashes", "_new", "_old", "_params")
+
+    def __init__(
+        self,
+        base: Mapping[str, Any],
+        old: int,
+        new: int,
+        params: Mapping[str, Any] | None = None,
+        hashes: tuple[str, str] | None = None,
+    ) -> None:
+        self._base = base
+        self._old = old
+        self._new = new
+        self._params = params
+        self._hashes = hashes  # (recipe, fingerprint), where the base has hashes to put them in
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "params" and self._params is not None:
+            return self._params
+        if key == "hashes" and self._hashes is not None:
+            recipe, fingerprint = self._hashes
+            return {**self._base["hashes"], "recipe": recipe, "fingerprint": fingerprint}
+        if key in SEEDED and self._new != self._old:
+            value = _section(self._base, key, self._old, self._new)
+            if value is MISSING:
+                raise KeyError(key)
+            return value
+        return self._base[key]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._base
+        added = ("seeds", "data") if self._new != self._old else ()
+        yield from (k for k in (*added, "params") if k not in self._base and k in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __contains__(self, key: object) -> bool:
+        if key in self._base:
+            return True
+        if key == "params":
+            return self._params is not None
+        return key in ("seeds", "data") and self._new != self._old
 
 
 def sound_base(base: Mapping[str, Any], tags: Mapping[str, str]) -> bool:
@@ -177,25 +240,25 @@ class Base:
         payload = "{" + ",".join(parts) + "}"
         return hashlib.sha256(payload.encode()).hexdigest()[:HASH_LENGTH]
 
-    def derived(self, run: StoredRun) -> dict[str, Any] | None:
-        """``run``'s record (a run with the base's :func:`group_key`), or None where the record
-        so derived does not hash to the run's own ``recipe`` and ``fingerprint`` tags."""
+    def derived(self, run: StoredRun, params: Mapping[str, Any] | None = None) -> Reseeded | None:
+        """``run``'s record (a run with the base's :func:`group_key`), its ``params`` in place
+        of the base's, or None where the record so derived does not hash to the run's own
+        ``recipe`` and ``fingerprint`` tags."""
         old = tag_seed(self.tags.get(layout.TAG_SEED))
         new = tag_seed(run.tags.get(layout.TAG_SEED))
         if old is None or new is None:
             return None
-        record = _reseeded(self.record, old, new) if new != old else dict(self.record)
-        recipe = self.recipe_hash(record)
+        reseeded = Reseeded(self.record, old, new)
+        # a plain copy for the hash, each section made once: hashing reads some several times
+        recipe = self.recipe_hash({k: reseeded[k] for k in reseeded})
         env, numerics = (run.tags.get(layout.HASH_TAGS[g]) for g in ("env", "numerics"))
         overall = digest([env, numerics, recipe])
         if recipe != run.tags.get(layout.TAG_HASH_RECIPE) or overall != run.tags.get(
             layout.TAG_HASH
         ):
             return None
-        hashes = self.record.get("hashes")
-        if isinstance(hashes, Mapping):
-            record["hashes"] = {**hashes, "recipe": recipe, "fingerprint": overall}
-        return record
+        hashes = (recipe, overall) if isinstance(self.record.get("hashes"), Mapping) else None
+        return Reseeded(self.record, old, new, params, hashes)
 
 
 def lender(record: Mapping[str, Any], tags: Mapping[str, str]) -> Base | None:

@@ -60,6 +60,24 @@ def test_replicates_are_derived_from_one_read_and_equal_their_own_records(
         assert row.record == {**own, "params": {"lr": "0.1"}}
 
 
+def test_the_rows_go_as_their_records_are_made_and_the_records_keep_the_runs_order(
+    tmp_path: Path, recipe
+) -> None:
+    """``_read`` empties the rows it is given (a history's rows and records are never all held
+    at once); its records come in the runs' order, a run read for itself (``odd``: a field no
+    tag names differs) in its place among the derived ones."""
+    odd = seeded(edit(recipe, **{"program.call.data_seed": 7}), 5)
+    records = {"s0": seeded(recipe, 2), "s1": seeded(recipe, 0), "odd": odd}
+    records["s3"] = seeded(recipe, 1)
+    runs = [stored(tmp_path, name, record) for name, record in records.items()]
+    given = list(runs)
+    rows = explain_reads._read(given, "sqlite:///unused.db", None, Progress(False))
+    assert given == []
+    assert [row.run_id for row, _ in rows] == list(records)
+    assert [row.record["seeds"]["requested"] for row, _ in rows] == [2, 0, 5, 1]
+    assert rows[2][0].record["program"]["call"]["data_seed"] == 7
+
+
 def test_a_run_apart_in_a_field_no_tag_names_is_read_not_merged(
     tmp_path: Path, recipe, monkeypatch
 ) -> None:
@@ -110,3 +128,24 @@ def test_a_base_writes_the_recipe_payload_the_hash_does(recipe, monkeypatch) -> 
         for other in (record, seeded(record, 4)):  # the base's own objects, then new ones
             assert base.recipe_hash(other) == digest(group_payload(other, "recipe"))
         assert group_payload(record, "recipe")["program"]["call"] == {"data_seed": 0}
+
+
+def test_a_reseeded_record_reads_as_the_copy_it_stands_for(recipe) -> None:
+    """``Reseeded`` holds the base, the seeds and the run's params: read key by key, it is the
+    base with the new seed in every field that holds one, and the base's own object elsewhere;
+    a base without ``data`` reads as one whose ``data`` is null, as a copy was."""
+    base = seeded(recipe, 3)
+    record = replicas.Reseeded(base, 3, 4, {"lr": "0.2"}, ("r" * 16, "f" * 16))
+    assert dict(record) == {
+        **seeded(recipe, 4),
+        "params": {"lr": "0.2"},
+        "hashes": {**base["hashes"], "recipe": "r" * 16, "fingerprint": "f" * 16},
+    }
+    assert len(record) == len(base) + 1
+    assert "params" in record
+    assert record["gpu"] is base["gpu"]
+    assert record["seeds"] == record["seeds"]
+    assert record["seeds"] is not base["seeds"]
+    bare = {k: v for k, v in base.items() if k != "data"}
+    assert replicas.Reseeded(bare, 3, 4)["data"] is None
+    assert "data" not in replicas.Reseeded(bare, 3, 3)
