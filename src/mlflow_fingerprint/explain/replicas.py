@@ -77,14 +77,21 @@ def bases(runs: Sequence[StoredRun]) -> dict[str, str]:
     return out
 
 
+# What no seed is in: a record's text, numbers other than integers, flags and nulls.
+_LEAVES = frozenset({str, float, bool, type(None)})
+
+
 def _swapped(value: Any, old: int, new: int) -> Any:
     """``value`` with every integer equal to ``old`` (nested anywhere) as ``new``; the same
-    object where nothing changes, so records share what their seeds leave alone."""
+    object where nothing changes, so records share what their seeds leave alone. A replicate's
+    record makes its seeded sections at each read, so nothing is built where nothing changes."""
+    if type(value) in _LEAVES:
+        return value
     if isinstance(value, int) and not isinstance(value, bool):
         return new if value == old else value
     if isinstance(value, Mapping):
-        out = {k: _swapped(v, old, new) for k, v in value.items()}
-        return value if all(out[k] is v for k, v in value.items()) else out
+        changed = {k: s for k, v in value.items() if (s := _swapped(v, old, new)) is not v}
+        return {**value, **changed} if changed else value
     if isinstance(value, list):
         items = [_swapped(v, old, new) for v in value]
         return value if all(a is b for a, b in zip(items, value, strict=True)) else items
@@ -96,15 +103,15 @@ def _named(values: Any, old: int, new: int) -> Any:
     its text, so ``"3"`` is swapped as well as ``3``)."""
     if not isinstance(values, Mapping):
         return values
-    out = dict(values)
+    changed = {}
     for key, value in values.items():
         if not is_seed_name(str(key)):
             continue
         if value == str(old) and isinstance(value, str):
-            out[key] = str(new)
-        else:
-            out[key] = _swapped(value, old, new)
-    return values if all(out[k] is v for k, v in values.items()) else out
+            changed[key] = str(new)
+        elif (swapped := _swapped(value, old, new)) is not value:
+            changed[key] = swapped
+    return {**values, **changed} if changed else values
 
 
 def _loaders(data: Any, old: int, new: int) -> Any:

@@ -149,3 +149,17 @@ def test_a_reseeded_record_reads_as_the_copy_it_stands_for(recipe) -> None:
     bare = {k: v for k, v in base.items() if k != "data"}
     assert replicas.Reseeded(bare, 3, 4)["data"] is None
     assert "data" not in replicas.Reseeded(bare, 3, 3)
+
+
+def test_a_swap_builds_only_where_a_seed_is() -> None:
+    """Sections a seed leaves alone are the base's own objects, so a walk over replicates passes
+    over them once; a swapped section shares every part the seed is not in."""
+    digests = {"python": "b3b2", "torch": "0380"}
+    seeds = {"requested": 3, "state_digests": digests, "origin": "program", "flag": True}
+    assert replicas._swapped(seeds, 5, 6) is seeds
+    swapped = replicas._swapped(seeds, 3, 4)
+    assert swapped == {**seeds, "requested": 4}
+    assert swapped["state_digests"] is digests
+    options = {"seed": "3", "lr": "0.1"}
+    assert replicas._named(options, 5, 6) is options
+    assert replicas._named(options, 3, 4) == {"seed": "4", "lr": "0.1"}
