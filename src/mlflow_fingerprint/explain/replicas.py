@@ -197,8 +197,7 @@ class Reseeded(Mapping[str, Any]):
 
     def __iter__(self) -> Iterator[str]:
         yield from self._base
-        added = ("seeds", "data") if self._new != self._old else ()
-        yield from (k for k in (*added, "params") if k not in self._base and k in self)
+        yield from (k for k in ("seeds", "data", "params") if k not in self._base and k in self)
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
@@ -255,9 +254,8 @@ class Base:
         new = tag_seed(run.tags.get(layout.TAG_SEED))
         if old is None or new is None:
             return None
-        reseeded = Reseeded(self.record, old, new)
         # a plain copy for the hash, each section made once: hashing reads some several times
-        recipe = self.recipe_hash({k: reseeded[k] for k in reseeded})
+        recipe = self.recipe_hash(dict(Reseeded(self.record, old, new)))
         env, numerics = (run.tags.get(layout.HASH_TAGS[g]) for g in ("env", "numerics"))
         overall = digest([env, numerics, recipe])
         if recipe != run.tags.get(layout.TAG_HASH_RECIPE) or overall != run.tags.get(
