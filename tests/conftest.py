@@ -38,11 +38,12 @@ os.environ.setdefault("MLFLOW_FINGERPRINT_DESCRIBE", "0")
 # Text is fitted to $COLUMNS (wrap.py): the reports the tests read are the default
 # 100-column ones, whatever terminal or CI runner started pytest; tests of other widths set theirs.
 os.environ["COLUMNS"] = "100"
-# Every process the tests start (and the workers) ends without the interpreter's last collection
-# over its heap, about 1 s with torch and MLflow imported: `make test` installs the hook
-# (tests/support/frozen_exit.pth), this turns it on. Every other atexit hook runs before it; only
-# the finalizers of cyclic garbage left at exit are skipped.
-os.environ.setdefault("MFP_TESTS_FROZEN_EXIT", "1")
+# Every process started from here on holds its garbage collector off while it imports and
+# skips the last collection at exit: `make test` installs the hook (tests/support/
+# process_hooks.py), this turns it on. A pytest process takes its own collector back at once.
+os.environ.setdefault("MFP_TESTS_PROCESS_HOOKS", "1")
+if "mfp_tests_process_hooks" in sys.modules:
+    sys.modules["mfp_tests_process_hooks"].release()
 
 pytest_plugins = ["pytester", "support.fixtures", "support.tiers", "support.scopes"]
 
