@@ -81,9 +81,8 @@ demo: $(DEMO_STAMP)
 # Python keeps nothing it compiles on import, and each of the some hundred processes the tests
 # start would compile the package again (pip compiled what it installed; an editable install's
 # sources it does not).
-# Three workers on CI's two cores: with two, 7% of the cores sat idle while tests waited on the
-# servers they kill and restart (test_faults.py), on Slurm and on Ray; a third fills that time
-# (a fresh-clone CI, 1106 s with two, 1013 s with three, all passed; memory never below 19 GiB free).
+# Three workers on CI's two cores: with two, the cores sat idle while tests waited on the servers
+# they kill and restart (test_faults.py), on Slurm and on Ray; a third fills that time.
 WORKERS ?= 3
 test: compiled test-hooks
 	$(PY) -m pytest -n $(WORKERS) --dist loadfile --durations=10
@@ -97,14 +96,14 @@ compiled: setup
 # Every Python process the tests start (trainings, reruns, servers) runs with the garbage
 # collector off while it imports torch and MLflow, on over a frozen heap after 20 s, and skips
 # the interpreter's last collection at exit, as the `fingerprint` command does for itself
-# (cli/collector.py): about 0.87x the CPU per training and 1 s less at each exit, and the suite
-# starts hundreds. tests/support/process_hooks.py, imported at every interpreter's start through
+# (cli/collector.py): the imports are most of a training's CPU, and the suite starts hundreds.
+# tests/support/process_hooks.py, imported at every interpreter's start through
 # its .pth, does it only where MFP_TESTS_PROCESS_HOOKS=1 (tests/conftest.py sets it). A program
 # run outside the tests is not touched.
-PURELIB = $$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 test-hooks: setup
-	cp tests/support/process_hooks.py "$(PURELIB)/mfp_tests_process_hooks.py"
-	cp tests/support/process_hooks.pth "$(PURELIB)/mfp_tests_process_hooks.pth"
+	purelib="$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" && \
+	cp tests/support/process_hooks.py "$$purelib/mfp_tests_process_hooks.py" && \
+	cp tests/support/process_hooks.pth "$$purelib/mfp_tests_process_hooks.pth"
 
 # mypy reads what to check from pyproject.toml ([tool.mypy]: src/, the strict packages).
 lint: setup

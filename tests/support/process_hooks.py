@@ -5,10 +5,9 @@ over a frozen heap after ``HOLD_S``, and everything frozen at the end.
 Why: the suite starts some hundreds of processes (trainings, reruns, servers, CLIs), each of
 which imports torch, ``torch._dynamo`` (the first optimizer step does) and MLflow: some hundreds
 of thousands of objects, next to none of them garbage, walked again and again by the collector
-while they are made. With it off during the imports a training process takes about 0.87× the
-CPU; then the interpreter's last collection walks the whole heap once more at exit, about 1 s,
-which the frozen heap skips. Nothing a process computes or records depends on when its cyclic
-garbage is collected.
+while they are made; then the interpreter's last collection walks the whole heap once more at
+exit, which the frozen heap skips (the figures are in the notes of issue 49). Nothing a process
+computes or records depends on when its cyclic garbage is collected.
 
 ``make test`` copies this file beside the venv's packages as ``mfp_tests_process_hooks.py``,
 imported by ``mfp_tests_process_hooks.pth`` at every interpreter's start. It acts only where
@@ -37,9 +36,10 @@ def _resume() -> None:
 
 def release() -> None:
     """The collector back as an interpreter starts it (on, nothing frozen), the timer stopped:
-    for a process that reads its own collector."""
+    for a process that reads its own collector, even one that reached this after ``HOLD_S``."""
     if _timer is not None:
         _timer.cancel()
+    gc.unfreeze()
     gc.enable()
 
 

@@ -59,6 +59,16 @@ def test_after_the_hold_the_collector_is_back_over_a_frozen_heap(hooks: object) 
     assert collector_of(waited, "1") == [True, True, True]
 
 
+def test_a_pytest_process_slower_than_the_hold_still_gets_its_collector_back(hooks: object) -> None:
+    late = (
+        "import gc, json, mfp_tests_process_hooks as h\n"
+        "h._timer.cancel(); h._resume()\n"  # the hold over before conftest took it back
+        "h.release()\n"
+        "print(json.dumps([gc.isenabled(), gc.get_freeze_count() > 0]))"
+    )
+    assert collector_of(late, "1") == [True, False]
+
+
 def test_a_process_outside_the_tests_is_not_touched(hooks: object) -> None:
     assert collector_of(STATE, None) == [True, False]
     assert collector_of(STATE, "0") == [True, False]
