@@ -106,7 +106,7 @@ def mlflow_server_process(
     for the session; killed at teardown."""
     folder = tmp_path_factory.mktemp("mlflow-server")
     db = fresh_db(mlflow_db_template, folder)
-    server = MlflowServer(f"sqlite:///{db}", str(folder / "artifacts"), env={}, workers=1)
+    server = MlflowServer(f"sqlite:///{db}", str(folder / "artifacts"), env={})
     server.start()
     yield server
     server.close()

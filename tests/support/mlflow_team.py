@@ -55,7 +55,10 @@ class MlflowServer:
     artifact_uri: str
     env: Mapping[str, str]
     mode: str = "proxied"
-    workers: int = 2
+    # One uvicorn worker: the server then runs in uvicorn's own process; with two, uvicorn
+    # supervises two processes that each import MLflow's whole app, seconds of CPU at every
+    # start and restart, and no test reads what a second worker changes.
+    workers: int = 1
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen | None = None
     log: Path = field(
@@ -154,7 +157,7 @@ def running_server(
     artifact_uri: str,
     env: Mapping[str, str],
     mode: str = "proxied",
-    workers: int = 2,
+    workers: int = 1,
 ) -> Iterator[MlflowServer]:
     server = MlflowServer(backend_uri, artifact_uri, dict(env), mode, workers)
     try:

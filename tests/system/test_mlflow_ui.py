@@ -85,7 +85,7 @@ def test_the_ui_shows_training_runs_fingerprint_tags_and_the_diff_report(
     assert experiment.tags[layout.MLFLOW_EXPERIMENT_KIND] == layout.EXPERIMENT_KIND_TRAINING
     tags = client.get_run(b).data.tags
 
-    server = MlflowServer(sqlite_tracking_uri, str(tmp_path / "served"), env={}, workers=1)
+    server = MlflowServer(sqlite_tracking_uri, str(tmp_path / "served"), env={})
     server.start()
     try:
         with open_page() as page:

@@ -143,7 +143,7 @@ def test_the_ui_lists_each_rerun_by_what_it_set(
     reruns = [r["run_id"] for r in jobs["bisect:w2"].json()["reruns"]]
     names = [client.get_run(r).info.run_name for r in reruns]
     experiment = client.get_experiment_by_name("bisect").experiment_id
-    server = MlflowServer(project.uri, str(tmp_path / "served"), env={}, workers=1)
+    server = MlflowServer(project.uri, str(tmp_path / "served"), env={})
     server.start()
     try:
         with open_page() as page:
