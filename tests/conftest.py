@@ -42,12 +42,12 @@ os.environ["COLUMNS"] = "100"
 # skips the last collection at exit: `make test` installs the hook (tests/support/
 # process_hooks.py), this turns it on. A pytest process takes its own collector back at once.
 os.environ.setdefault("MFP_TESTS_PROCESS_HOOKS", "1")
+if "mfp_tests_process_hooks" in sys.modules:
+    sys.modules["mfp_tests_process_hooks"].release()
 # The tests run trainings side by side, more threads than cores: an idle OpenMP thread of one
 # process (torch's intra-op pool) would spin on a core another process is waiting for. A passive
 # wait changes how an idle thread waits, not how the work is split, so no number moves.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-if "mfp_tests_process_hooks" in sys.modules:
-    sys.modules["mfp_tests_process_hooks"].release()
 
 pytest_plugins = ["pytester", "support.fixtures", "support.tiers", "support.scopes"]
 
