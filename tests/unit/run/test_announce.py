@@ -4,10 +4,13 @@ the detached describer, are ``tests/system``'s (``test_run_announce.py``)."""
 
 from __future__ import annotations
 
+import sqlite3
+import threading
 import time
 from pathlib import Path
 
-from mlflow_fingerprint.run.announce import Previous, hint, look_up
+from mlflow_fingerprint.run import announce
+from mlflow_fingerprint.run.announce import Previous, hint, look_up, previous_run_id
 from support.records import cpu_capture, log_run, new_store, seeded
 
 
@@ -48,3 +51,28 @@ def test_a_store_that_cannot_answer_leaves_the_answer_unknown(tmp_path: Path) ->
     look_up(f"sqlite:///{tmp_path / 'missing' / 'x.db'}", "r1", found)
     assert not found.known.is_set()
     assert found.run_id is None
+
+
+def test_a_store_slower_than_the_wait_leaves_the_answer_to_the_lookup_still_running(
+    tmp_path: Path, mlflow_db_template: Path
+) -> None:
+    """The end of a run waits ``WAIT_S`` for the lookup, no longer: a store held by another
+    writer (a real exclusive lock on the sqlite file) answers later, and the hint is ``show``."""
+    uri = new_store(tmp_path, mlflow_db_template)
+    first = log_run(uri, "e", "first", seeded(cpu_capture(), 1), {"loss": [1.0]})
+    time.sleep(0.01)
+    second = log_run(uri, "e", "second", seeded(cpu_capture(), 1), {"loss": [1.0]})
+    holder = sqlite3.connect(tmp_path / "mlflow.db", isolation_level=None)
+    holder.execute("begin exclusive")
+    try:
+        started = time.monotonic()
+        found = previous_run_id(uri, second)
+        waited = time.monotonic() - started
+        assert not found.known.is_set()
+        assert announce.WAIT_S <= waited < announce.WAIT_S + 5
+        assert [t for t in threading.enumerate() if t.name == "mfp-previous"]  # still asking
+    finally:
+        holder.execute("rollback")
+        holder.close()
+    assert found.known.wait(60)  # the store answers once the writer lets go
+    assert found.run_id == first
