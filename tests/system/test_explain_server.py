@@ -74,7 +74,7 @@ def test_explain_reads_a_server_in_batches(mlflow_server: str, monkeypatch) -> N
         return reads.read_artifacts(used, uri, reader=reader, progress=progress)
 
     monkeypatch.setattr(reads, "read_records", each_own)
-    monkeypatch.setattr(replicas, "bases", lambda used: {})
+    monkeypatch.setattr(replicas, "group_key", lambda run: None)  # no run derived
     calls.clear()
     cold = mfp.explain("explain-server", tracking_uri=mlflow_server)
     assert calls["artifact_file"] == len(runs) + len(again)

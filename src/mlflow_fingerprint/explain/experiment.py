@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -209,41 +210,91 @@ class Asked:
     tracking_uri: str | None
 
 
-def _read(
-    used: list[reads.StoredRun], uri: str, mlflow_client: Any, progress: Progress
-) -> list[tuple[RunRecord, str | None]]:
-    """Each run's record and why it is not whole: one record read per recipe, the others of its
-    replicates derived from it and checked by their own hashes (``replicas``); a run whose
-    record cannot be derived so is read for itself, as are runs without the tags.
+@dataclass(frozen=True)
+class Lending:
+    """What the pages of runs read so far hold for the next ones: the base of each recipe's
+    replicates (``replicas.group_key`` -> the first run with it) and what it lends them (None
+    where its record is not whole or not sound), each record parsed (``_parsed``), and the
+    records read from remote stores before (``RecordCache``)."""
 
-    ``used`` is emptied as the records are made: a derived run's row goes once its record is
+    cache: RecordCache | None
+    bases: dict[tuple[str, ...], str] = field(default_factory=dict)
+    lenders: dict[tuple[str, ...], replicas.Base | None] = field(default_factory=dict)
+    seen: Parsed = field(default_factory=dict)
+
+
+def _read(
+    pages: Iterable[list[reads.StoredRun]],
+    uri: str,
+    mlflow_client: Any,
+    progress: Progress,
+    total: int | None = None,
+) -> list[tuple[RunRecord, str | None]]:
+    """Each run's record and why it is not whole, page after page, in the runs' order: one
+    record read per recipe, the others of its replicates derived from it and checked by their
+    own hashes (``replicas``); a run whose record cannot be derived so is read for itself, as
+    are runs without the tags.
+
+    Each page is emptied as its records are made: a derived run's row goes once its record is
     made, so a history's rows and its records are never all held at once (at 100,000 runs
-    each is about a kilobyte a run)."""
-    stand_in = replicas.bases(used)
-    cache = RecordCache.beside_spool()
-    seen: Parsed = {}
+    each is about a kilobyte a run). ``total``: the runs of all pages, counted on the progress
+    line page by page; None where one page holds them all, whose reads count themselves."""
+    lending = Lending(RecordCache.beside_spool())
+    if total is not None:
+        progress.stage("records", total)
+    out: list[tuple[RunRecord, str | None]] = []
+    for page in pages:
+        count = len(page)
+        out += _read_page(page, lending, uri, mlflow_client, progress if total is None else None)
+        if total is not None:
+            progress.add(count)
+    return out
+
+
+def _read_page(
+    page: list[reads.StoredRun],
+    lending: Lending,
+    uri: str,
+    mlflow_client: Any,
+    progress: Progress | None,
+) -> list[tuple[RunRecord, str | None]]:
+    """:func:`_read` of one page, with what the pages before it lend (``lending``)."""
     out: dict[str, tuple[RunRecord, str | None]] = {}
-    order = [run.run_id for run in used]
+    order = [run.run_id for run in page]
 
     def parse(runs: Sequence[reads.StoredRun]) -> None:
-        data = reads.read_records(runs, uri, reader=mlflow_client, progress=progress, cache=cache)
+        data = reads.read_records(
+            runs, uri, reader=mlflow_client, progress=progress, cache=lending.cache
+        )
         for run in runs:
-            out[run.run_id] = _record(run, data[run.run_id], seen)
+            out[run.run_id] = _record(run, data[run.run_id], lending.seen)
 
-    parse([r for r in used if r.run_id not in stand_in])
-    lenders: dict[str, replicas.Base | None] = dict.fromkeys(stand_in.values())
-    for run in used:
-        if run.run_id in lenders:
-            base = out[run.run_id][0]
-            if base.coverage == "full":
-                lenders[run.run_id] = replicas.lender(base.record, run.tags)
-    unread = []
-    while used:
-        run = used.pop()  # the row goes here, unless its record must be read
-        base_id = stand_in.get(run.run_id)
-        if base_id is None:
+    stand_in: dict[str, tuple[str, ...]] = {}  # a run a base stands for -> its group key
+    fresh: list[tuple[reads.StoredRun, tuple[str, ...]]] = []  # the bases first seen here
+    own = []
+    for run in page:
+        key = replicas.group_key(run)
+        base = None if key is None else lending.bases.setdefault(key, run.run_id)
+        if key is not None and base != run.run_id:
+            stand_in[run.run_id] = key
             continue
-        lent = lenders[base_id]
+        own.append(run)
+        if key is not None:
+            fresh.append((run, key))
+    parse(own)
+    for run, key in fresh:
+        base_record = out[run.run_id][0]
+        if base_record.coverage == "full":
+            lending.lenders[key] = replicas.lender(base_record.record, run.tags)
+        else:
+            lending.lenders[key] = None
+    unread = []
+    while page:
+        run = page.pop()  # the row goes here, unless its record must be read
+        key = stand_in.get(run.run_id)
+        if key is None:
+            continue
+        lent = lending.lenders[key]
         record = lent.derived(run, _params(run)) if lent is not None else None
         if record is None:
             unread.append(run)
@@ -294,6 +345,7 @@ class Chosen:
     left: list[LeftOut]
     notes: list[str]
     mlflow_client: Any  # None where the store's tables were read without a reader
+    tables: Path | None = None  # where ``used`` are summaries, the file their rows are read from
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,11 +368,16 @@ def explain_with(experiment: str, options: ExplainOptions) -> Explanation:
         return chosen
     asked, y, left, notes = chosen.asked, np.array(chosen.y), chosen.left, chosen.notes
     named = [Named(run.run_id, run.name) for run in chosen.used]
-    used, mlflow_client = chosen.used, chosen.mlflow_client
-    # the rows go as their records are made (``_read`` empties ``used``): the table built next
-    # holds as much again while it walks the records
+    used, mlflow_client, tables = chosen.used, chosen.mlflow_client, chosen.tables
+    # the rows go as their records are made (``_read`` empties each page, ``whole_rows`` takes
+    # its pages out of ``used``): the table built next holds as much again while it walks the
+    # records
     del chosen
-    rows = _read(used, uri, mlflow_client, progress)
+    if tables is None:
+        rows = _read([used], uri, mlflow_client, progress)
+    else:
+        pages = sqlite_runs.whole_rows(tables, used)
+        rows = _read(pages, uri, mlflow_client, progress, total=len(named))
     progress.close()
     # values are bounded above, so numpy has nothing to warn of; none of its lines reaches a user
     with np.errstate(all="ignore"):
@@ -332,12 +389,14 @@ def _chosen(
 ) -> Chosen | Explanation:
     """The runs to analyse and their values; where they all agree on the metric, the report."""
     metric, step, filter_string = options.metric, options.at, options.filter_string
-    # a local sqlite store, unfiltered: its tables read at once (``sqlite_runs``); otherwise,
-    # or where they cannot be read so, the store's reader (MLflow's client, the REST reader)
-    direct = None if filter_string else sqlite_runs.experiment_runs(uri, experiment, progress)
+    # a local sqlite store, unfiltered: the runs' summaries read from its tables, their whole
+    # rows later, page by page (``sqlite_runs``); otherwise, or where they cannot be read so,
+    # the store's reader (MLflow's client, the REST reader)
+    direct = None if filter_string else sqlite_runs.summaries(uri, experiment, progress)
+    tables = None
     if direct is not None:
         mlflow_client = None
-        experiment_id, runs = direct
+        experiment_id, runs, tables = direct.experiment_id, direct.runs, direct.path
     else:
         mlflow_client = tracking.reader(uri)
         experiment_id = find_experiment_id(mlflow_client, experiment, uri)
@@ -384,7 +443,7 @@ def _chosen(
     if np.ptp(y) == 0:
         progress.close()
         return _agreed(asked, y, left, notes)
-    return Chosen(asked, used, y, left, notes, mlflow_client)
+    return Chosen(asked, used, y, left, notes, mlflow_client, tables)
 
 
 def _out_of_range(metric: str, value: float) -> str:

@@ -19,7 +19,7 @@ and its record is read for itself.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,7 +52,8 @@ CHECK_TAGS = (layout.TAG_HASH_RECIPE, layout.TAG_HASH)
 
 def group_key(run: StoredRun) -> tuple[str, ...] | None:
     """What the runs of one recipe share in their tags; None where a tag is absent or
-    ``unavailable``, or the run names no seed in a form :func:`derived` can put in place."""
+    ``unavailable``, or the run names no seed in a form :func:`derived` can put in place. The
+    first run with a key is read; the others with it are derived from its record."""
     key = tuple(run.tags.get(tag, "") for tag in GROUP_TAGS)
     checks = [run.tags.get(tag, "") for tag in CHECK_TAGS]
     if not all((*key, *checks)) or "unavailable" in (*key, *checks):
@@ -60,21 +61,6 @@ def group_key(run: StoredRun) -> tuple[str, ...] | None:
     if tag_seed(run.tags.get(layout.TAG_SEED)) is None:
         return None
     return key
-
-
-def bases(runs: Sequence[StoredRun]) -> dict[str, str]:
-    """For each run that another run of its recipe stands for, that run's id (the first of its
-    :func:`group_key`); the runs not in it are read for themselves."""
-    first: dict[tuple[str, ...], str] = {}
-    out: dict[str, str] = {}
-    for run in runs:
-        key = group_key(run)
-        if key is None:
-            continue
-        base = first.setdefault(key, run.run_id)
-        if base != run.run_id:
-            out[run.run_id] = base
-    return out
 
 
 # What no seed is in: a record's text, numbers other than integers, flags and nulls.

@@ -14,16 +14,29 @@ A file that is not MLflow's (or not readable so), experiments in more than one w
 experiment not found reads as None: the caller then reads through MLflow's client, which says
 what is wrong in its own words. A search filter is MLflow's language: the caller reads through
 the client where there is one.
+
+The rows come in two passes, so that ``explain`` never holds a whole history's rows at once (at
+100,000 runs about 1.7 KB a run, the most it held): first each run's summary (:func:`summaries`:
+its name, status and latest metrics, all that choosing the metric and the runs needs), then, for
+the runs chosen, :data:`SQLITE_BATCH` at a time, the rest of its row (:func:`whole_rows`: its
+artifact root, params and tags), each page dropped once its records are made. A page is read
+through the tables' ``run_uuid`` indexes; a file without them is not read so.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import sqlite3
 from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
-from ..layout import MLFLOW_RUN_NAME
-from .experiment import StoredRun
+from ..errors import ResolveError
+from ..layout import MLFLOW_RUN_NAME, TAG_SCHEMA
+from .experiment import SQLITE_BATCH, StoredRun
 from .local_store import read_only
 from .pairs import Held, Pairs, pack
 from .progress import Progress
@@ -32,26 +45,48 @@ from .store import sqlite_file
 V = TypeVar("V")
 
 ACTIVE = "active"
-# The experiment's active runs, in the order explain's search asks MLflow for
-# (``attributes.start_time ASC``: no start time last, then the run id).
-RUNS = (
-    "SELECT run_uuid, name, status, artifact_uri FROM runs "
-    "WHERE experiment_id = ? AND lifecycle_stage = ? "
-    "ORDER BY start_time IS NULL, start_time, run_uuid"
+# The experiment's active runs' summaries, in the order explain's search asks MLflow for
+# (``attributes.start_time ASC``: no start time last, then the run id): each with its record's
+# schema tag (a record a newer release wrote is not read), and its name from its mlflow.runName
+# tag where the column is empty.
+SUMMARIES = (
+    "SELECT r.run_uuid, COALESCE(NULLIF(r.name, ''), NULLIF(n.value, ''), r.name), r.status, "
+    "s.value FROM runs r "
+    "LEFT JOIN tags s ON s.run_uuid = r.run_uuid AND s.key = ? "
+    "LEFT JOIN tags n ON n.run_uuid = r.run_uuid AND n.key = ? "
+    "WHERE r.experiment_id = ? AND r.lifecycle_stage = ? "
+    "ORDER BY r.start_time IS NULL, r.start_time, r.run_uuid"
 )
-# Each table's rows for the experiment's active runs, in the order they were written (the order
-# MLflow's client gives a run's tags, params and metrics).
-OF_RUNS = (
-    "SELECT t.run_uuid, {columns} FROM {table} t JOIN runs r ON r.run_uuid = t.run_uuid "
-    "WHERE r.experiment_id = ? AND r.lifecycle_stage = ? ORDER BY t.rowid"
+# The latest metrics of the experiment's active runs, each run's together (in the order they
+# were written), through MLflow's index on run_uuid: no run's dict is held for long.
+LATEST_BY_RUN = (
+    "SELECT t.run_uuid, t.key, t.value, t.step, t.is_nan FROM latest_metrics t "
+    "JOIN runs r ON r.run_uuid = t.run_uuid "
+    "WHERE r.experiment_id = ? AND r.lifecycle_stage = ? ORDER BY t.run_uuid, t.rowid"
 )
+# A page of runs' rows of a table, in the order they were written; and the runs' artifact roots.
+OF_PAGE = "SELECT run_uuid, key, value FROM {table} WHERE run_uuid IN ({marks}) ORDER BY rowid"
+ROOTS = "SELECT run_uuid, artifact_uri FROM runs WHERE run_uuid IN ({marks})"
+PAGED = ("tags", "params")  # each with MLflow's index on run_uuid where it is read by pages
 
 
-def experiment_runs(
+@dataclass(frozen=True)
+class Summaries:
+    """An experiment's active runs as :func:`summaries` reads them: each run's
+    :class:`StoredRun` without its artifact root, params and tags (but the schema tag), and the
+    file :func:`whole_rows` reads the rest from."""
+
+    path: Path
+    experiment_id: str
+    runs: list[StoredRun]
+
+
+def summaries(
     tracking_uri: str, experiment: str, progress: Progress | None = None
-) -> tuple[str, list[StoredRun]] | None:
-    """``(experiment id, its active runs)`` where ``tracking_uri`` is a local sqlite file and
-    ``experiment`` (a name, else an id) is in it; None where they cannot be read so."""
+) -> Summaries | None:
+    """The summaries of ``experiment``'s active runs (a name, else an id) where
+    ``tracking_uri`` is a local sqlite file that holds it and indexes its tags and params by
+    run; None where they cannot be read so."""
     path = sqlite_file(tracking_uri)
     if path is None or not path.is_file():
         return None
@@ -61,20 +96,53 @@ def experiment_runs(
         return None
     try:
         experiment_id = _experiment_id(con, experiment)
-        if experiment_id is None:
+        if experiment_id is None or not all(_indexed(con, table) for table in PAGED):
             return None
         if progress is not None:
             progress.stage("runs")
-        runs = _runs(con, experiment_id)
+        runs = _summaries(con, experiment_id)
         if progress is not None:
             progress.add(len(runs))
-        return str(experiment_id), runs
+        return Summaries(path, str(experiment_id), runs)
     # not MLflow's schema, locked past sqlite's wait, or a value MLflow never writes there (a
     # metric stored as text): the client's read says what it says of it
     except (sqlite3.Error, ValueError, TypeError):
         return None
     finally:
         con.close()
+
+
+def whole_rows(
+    path: Path, runs: list[StoredRun], size: int = SQLITE_BATCH
+) -> Iterator[list[StoredRun]]:
+    """The whole rows of ``runs`` (summaries read from ``path``) in their order, ``size`` at a
+    time (at most :data:`SQLITE_BATCH`, the run ids sqlite binds to a query): each summary with
+    its artifact root, params and tags, as MLflow's search gives them. ``runs`` is emptied as
+    its pages are made, so a page's summaries go with it. Raises ``ResolveError`` where the file
+    cannot be read so any more (a run deleted for good, the file replaced)."""
+    size = max(1, min(size, SQLITE_BATCH))
+    con = read_only(path)
+    try:
+        while runs:
+            page = runs[:size]
+            del runs[:size]
+            try:
+                whole = _whole(con, page)
+            except (sqlite3.Error, ValueError, TypeError) as exc:
+                raise ResolveError(f"could not read the runs' tags from {path}: {exc}") from None
+            yield whole
+    finally:
+        con.close()
+
+
+def _indexed(con: sqlite3.Connection, table: str) -> bool:
+    """``table`` has an index whose first column is ``run_uuid`` (MLflow's migrations add one
+    to tags, params and metrics): a page of runs is then read without scanning the table."""
+    for _, name, *_ in con.execute(f"PRAGMA index_list({table})"):
+        first = con.execute(f'PRAGMA index_info("{name}")').fetchone()
+        if first is not None and first[2] == "run_uuid":
+            return True
+    return False
 
 
 def _experiment_id(con: sqlite3.Connection, experiment: str) -> int | None:
@@ -106,45 +174,81 @@ def _packed(
     return packed
 
 
-def _pairs(
-    con: sqlite3.Connection, table: str, where: tuple[int, str], held: Held
-) -> dict[str, Pairs[str]]:
-    """A key-value table's rows (``tags``, ``params``) by run, packed with ``held``."""
-    keep = held.texts.setdefault  # shared as read: every run's dict is held until packed
-    found: defaultdict[str, dict[str, str]] = defaultdict(dict)
-    for run_id, key, value in con.execute(
-        OF_RUNS.format(columns="t.key, t.value", table=table), where
-    ):
-        found[run_id][keep(key, key)] = keep(value, value)
-    return _packed(found, held)
-
-
-def _runs(con: sqlite3.Connection, experiment_id: int) -> list[StoredRun]:
+def _summaries(con: sqlite3.Connection, experiment_id: int) -> list[StoredRun]:
+    """The active runs' summaries, in the order of :data:`SUMMARIES`."""
     where = (experiment_id, ACTIVE)
-    held = Held()  # as ``experiment.stored_run`` packs the client's rows
-    tags, params = _pairs(con, "tags", where, held), _pairs(con, "params", where, held)
-    values: defaultdict[str, dict[str, float]] = defaultdict(dict)
-    at: defaultdict[str, dict[str, int]] = defaultdict(dict)
-    latest = OF_RUNS.format(columns="t.key, t.value, t.step, t.is_nan", table="latest_metrics")
-    for run_id, key, value, step, is_nan in con.execute(latest, where):
-        values[run_id][key] = float("nan") if is_nan else float(value)
-        at[run_id][key] = int(step or 0)
-    metrics, steps = _packed(values, held), _packed(at, held, whole=True)
+    held = Held()
+    metrics, steps = _latest(con, where, held)
     none: Pairs[Any] = pack({}, held)
     out = []
-    for run_id, name, status, artifact_uri in con.execute(RUNS, where):
-        run_tags = tags.get(run_id, none)
+    for run_id, name, status, schema in con.execute(
+        SUMMARIES, (TAG_SCHEMA, MLFLOW_RUN_NAME, *where)
+    ):
         out.append(
             StoredRun(
                 run_id=run_id,
-                name=held.text(name) if name else run_tags.get(MLFLOW_RUN_NAME) or name,
+                name=name,
                 status=held.text(str(status)),
                 experiment_id=held.text(str(experiment_id)),
-                artifact_uri=str(artifact_uri or ""),
-                params=params.get(run_id, none),
-                tags=run_tags,
-                metrics=metrics.get(run_id, none),
-                metric_steps=steps.get(run_id, none),
+                artifact_uri="",
+                params=none,
+                tags=pack({} if schema is None else {TAG_SCHEMA: schema}, held, whole=True),
+                metrics=metrics.pop(run_id, none),
+                metric_steps=steps.pop(run_id, none),
             )
         )
     return out
+
+
+def _latest(
+    con: sqlite3.Connection, where: tuple[int, str], held: Held
+) -> tuple[dict[str, Pairs[float]], dict[str, Pairs[int]]]:
+    """Each run's latest metric values and the steps they were logged at, packed as each run's
+    rows end (:data:`LATEST_BY_RUN`)."""
+    metrics: dict[str, Pairs[float]] = {}
+    steps: dict[str, Pairs[int]] = {}
+    for run_id, rows in itertools.groupby(con.execute(LATEST_BY_RUN, where), key=lambda r: r[0]):
+        values: dict[str, float] = {}
+        at: dict[str, int] = {}
+        for _, key, value, step, is_nan in rows:
+            values[key] = float("nan") if is_nan else float(value)
+            at[key] = int(step or 0)
+        metrics[run_id] = pack(values, held)
+        steps[run_id] = pack(at, held, whole=True)
+    return metrics, steps
+
+
+def _whole(con: sqlite3.Connection, page: list[StoredRun]) -> list[StoredRun]:
+    """A page of summaries as whole rows."""
+    ids = [run.run_id for run in page]
+    marks = ",".join("?" * len(ids))
+    held = Held()  # a page's own: what all pages share would hold every run's texts
+    for run in page:
+        if run.name:
+            held.text(run.name)  # its name and its mlflow.runName tag: one object, as read at once
+    roots = dict(con.execute(ROOTS.format(marks=marks), ids))
+    gone = [run_id for run_id in ids if run_id not in roots]
+    if gone:
+        raise ValueError(f"run {gone[0]} is no longer there")
+    tags, params = (_page_pairs(con, table, marks, ids, held) for table in PAGED)
+    none: Pairs[Any] = pack({}, held)
+    return [
+        dataclasses.replace(
+            run,
+            artifact_uri=str(roots[run.run_id] or ""),
+            params=params.get(run.run_id, none),
+            tags=tags.get(run.run_id, none),
+        )
+        for run in page
+    ]
+
+
+def _page_pairs(
+    con: sqlite3.Connection, table: str, marks: str, ids: list[str], held: Held
+) -> dict[str, Pairs[str]]:
+    """A key-value table's rows for a page of runs, packed with ``held``."""
+    keep = held.texts.setdefault
+    found: defaultdict[str, dict[str, str]] = defaultdict(dict)
+    for run_id, key, value in con.execute(OF_PAGE.format(table=table, marks=marks), ids):
+        found[run_id][keep(key, key)] = keep(value, value)
+    return _packed(found, held)

@@ -165,23 +165,31 @@ def test_reads_are_batched_not_one_request_per_run(store, mixed, monkeypatch) ->
     assert calls == {"search_runs": 1}
 
 
-@pytest.mark.parametrize("at", ["final", 1])
-def test_the_tables_read_at_once_give_mlflow_s_client_s_report(
-    store, mixed, monkeypatch, at
+@pytest.mark.parametrize(("at", "page"), [("final", 500), (1, 500), ("final", 2), ("final", 3)])
+def test_the_tables_read_by_pages_give_mlflow_s_client_s_report(
+    store, mixed, monkeypatch, at, page
 ) -> None:
-    """The same report, field for field, from the store's tables read at once and through
-    MLflow's client (the runs left out, the runs without a fingerprint, the damaged one)."""
+    """The same report, field for field, from the store's tables (the runs' summaries, then
+    their rows ``page`` at a time) and through MLflow's client (the runs left out, the runs
+    without a fingerprint, the damaged one)."""
     from mlflow_fingerprint.tracking import sqlite_runs
 
     metric = "val_loss" if at == "final" else "loss"
     read: list[str] = []
-    real = sqlite_runs.experiment_runs
+    real, rows = sqlite_runs.summaries, sqlite_runs.whole_rows
     monkeypatch.setattr(
-        sqlite_runs, "experiment_runs", lambda *a, **k: read.append("tables") or real(*a, **k)
+        sqlite_runs, "summaries", lambda *a, **k: read.append("tables") or real(*a, **k)
+    )
+    monkeypatch.setattr(
+        sqlite_runs,
+        "whole_rows",
+        lambda path, runs: (read.append("page") or p for p in rows(path, runs, page)),
     )
     direct = mfp.explain("mixed", tracking_uri=store, metric=metric, at=at)
-    assert read == ["tables"]
-    monkeypatch.setattr(sqlite_runs, "experiment_runs", lambda *a, **k: None)
+    assert read[0] == "tables"
+    # every run chosen read once; none where all agree (at step 1 here: nothing to explain)
+    assert read.count("page") == (-(-direct.runs // page) if direct.sd else 0)
+    monkeypatch.setattr(sqlite_runs, "summaries", lambda *a, **k: None)
     through_client = mfp.explain("mixed", tracking_uri=store, metric=metric, at=at)
     assert direct.runs == (11 if at == "final" else 12)
     assert json.dumps(direct.to_dict()) == json.dumps(through_client.to_dict())

@@ -51,7 +51,7 @@ def test_replicates_are_derived_from_one_read_and_equal_their_own_records(
     )
     records = {f"s{s}": seeded(edit(recipe, **{"program.call.data_seed": s}), s) for s in range(4)}
     runs = [stored(tmp_path, name, record) for name, record in records.items()]
-    rows = explain_reads._read(runs, "sqlite:///unused.db", None, Progress(False))
+    rows = explain_reads._read([runs], "sqlite:///unused.db", None, Progress(False))
     assert read == ["s0"]  # one read for the recipe
     for (row, why), name in zip(rows, records, strict=True):
         assert why is None
@@ -60,19 +60,28 @@ def test_replicates_are_derived_from_one_read_and_equal_their_own_records(
         assert row.record == {**own, "params": {"lr": "0.1"}}
 
 
+@pytest.mark.parametrize("size", [4, 2, 1])
 def test_the_rows_go_as_their_records_are_made_and_the_records_keep_the_runs_order(
-    tmp_path: Path, recipe
+    tmp_path: Path, recipe, monkeypatch, size: int
 ) -> None:
-    """``_read`` empties the rows it is given (a history's rows and records are never all held
+    """``_read`` empties the pages it is given (a history's rows and records are never all held
     at once); its records come in the runs' order, a run read for itself (``odd``: a field no
-    tag names differs) in its place among the derived ones."""
+    tag names differs) in its place among the derived ones. A base lends to the pages after
+    its own: the recipe is read once however the runs are paged."""
+    read: list[str] = []
+    real = reads._read_local
+    monkeypatch.setattr(
+        reads, "_read_local", lambda root, path: read.append(root.parent.name) or real(root, path)
+    )
     odd = seeded(edit(recipe, **{"program.call.data_seed": 7}), 5)
     records = {"s0": seeded(recipe, 2), "s1": seeded(recipe, 0), "odd": odd}
     records["s3"] = seeded(recipe, 1)
     runs = [stored(tmp_path, name, record) for name, record in records.items()]
-    given = list(runs)
-    rows = explain_reads._read(given, "sqlite:///unused.db", None, Progress(False))
-    assert given == []
+    pages = [runs[i : i + size] for i in range(0, len(runs), size)]
+    total = None if size == len(runs) else len(runs)
+    rows = explain_reads._read(pages, "sqlite:///unused.db", None, Progress(False), total)
+    assert pages == [[]] * len(pages)
+    assert sorted(read) == ["odd", "s0"]
     assert [row.run_id for row, _ in rows] == list(records)
     assert [row.record["seeds"]["requested"] for row, _ in rows] == [2, 0, 5, 1]
     assert rows[2][0].record["program"]["call"]["data_seed"] == 7
@@ -98,8 +107,8 @@ def test_a_run_apart_in_a_field_no_tag_names_is_read_not_merged(
         stored(tmp_path, "b", b),
         stored(tmp_path, "c", c, **stale),
     ]
-    assert replicas.bases(runs) == {"b": "a", "c": "a"}
-    rows = explain_reads._read(runs, "sqlite:///unused.db", None, Progress(False))
+    assert len({replicas.group_key(run) for run in runs}) == 1  # one recipe's, by their tags
+    rows = explain_reads._read([runs], "sqlite:///unused.db", None, Progress(False))
     assert sorted(read) == ["a", "b", "c"]
     got = {row.run_id: row.record for row, _ in rows}
     assert got["b"]["program"]["call"]["data_seed"] == 7

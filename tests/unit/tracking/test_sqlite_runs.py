@@ -1,6 +1,7 @@
-"""``sqlite_runs``: an experiment's runs read from a real MLflow sqlite file are the rows MLflow's
-own search gives (order, names, tags, params, latest metrics with their steps, NaN), and a file
-it cannot read so (not MLflow's, several workspaces, an unknown experiment) reads as None."""
+"""``sqlite_runs``: an experiment's runs read from a real MLflow sqlite file, their summaries
+first and their whole rows page by page, are the rows MLflow's own search gives (order, names,
+tags, params, latest metrics with their steps, NaN), and a file it cannot read so (not MLflow's,
+several workspaces, an unknown experiment, tables without MLflow's run index) reads as None."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from mlflow import MlflowClient
 from mlflow.entities import Metric, Param, RunTag
 
 from mlflow_fingerprint import layout
+from mlflow_fingerprint.errors import ResolveError
 from mlflow_fingerprint.tracking import sqlite_runs
 from mlflow_fingerprint.tracking.experiment import StoredRun, stored_run
 from mlflow_fingerprint.tracking.progress import Progress
@@ -33,6 +35,15 @@ def rows(runs: list[StoredRun]) -> list[tuple[Any, ...]]:
          items(r.tags), items(r.metrics), items(r.metric_steps))
         for r in runs
     ]  # fmt: skip
+
+
+def write(store: str, *statements: tuple[str, tuple[Any, ...]]) -> None:
+    """Change the store's file behind MLflow's back, as another program would."""
+    con = sqlite3.connect(store.removeprefix("sqlite:///"))
+    with con:
+        for sql, args in statements:
+            con.execute(sql, args)
+    con.close()
 
 
 @pytest.fixture
@@ -58,11 +69,20 @@ def store(tmp_path: Path, mlflow_db_template: Path) -> str:
     bare = client.create_run(exp, start_time=same_time + 9000, run_name="bare")  # nothing logged
     client.delete_run(client.create_run(exp, run_name="deleted").info.run_id)
     client.create_run(other, run_name="elsewhere")
-    con = sqlite3.connect(uri.removeprefix("sqlite:///"))
-    with con:  # a run whose name column is empty: its name from the mlflow.runName tag
-        con.execute("UPDATE runs SET name = '' WHERE run_uuid = ?", (bare.info.run_id,))
-    con.close()
+    # a run whose name column is empty: its name from the mlflow.runName tag
+    write(uri, ("UPDATE runs SET name = '' WHERE run_uuid = ?", (bare.info.run_id,)))
     return uri
+
+
+def read(store: str, experiment: str, size: int = sqlite_runs.SQLITE_BATCH) -> list[StoredRun]:
+    """The runs as ``explain`` reads them: the summaries, then their rows ``size`` at a time."""
+    found = sqlite_runs.summaries(store, experiment)
+    assert found is not None
+    summaries = list(found.runs)
+    pages = list(sqlite_runs.whole_rows(found.path, summaries, size))
+    assert summaries == []  # taken out as their pages were made
+    assert all(0 < len(page) <= size for page in pages)
+    return [run for page in pages for run in page]
 
 
 def test_the_rows_are_mlflows_search_rows(store: str) -> None:
@@ -70,12 +90,22 @@ def test_the_rows_are_mlflows_search_rows(store: str) -> None:
     experiment_id = client.get_experiment_by_name("e").experiment_id
     searched = client.search_runs([experiment_id], order_by=["attributes.start_time ASC"])
     progress = Progress(False)
-    found = sqlite_runs.experiment_runs(store, "e", progress)
+    found = sqlite_runs.summaries(store, "e", progress)
     assert found is not None
-    read_id, runs = found
-    assert read_id == experiment_id
-    assert len(runs) == 5  # not the deleted run, not the other experiment's
-    assert rows(runs) == rows([stored_run(r) for r in searched])
+    assert found.experiment_id == experiment_id
+    assert progress.done == 5
+    summaries = found.runs
+    assert len(summaries) == 5  # not the deleted run, not the other experiment's
+    # a summary: what choosing the metric and the runs reads, and nothing else
+    whole = [stored_run(r) for r in searched]
+    for summary, run in zip(summaries, whole, strict=True):
+        assert (summary.run_id, summary.name, summary.status) == (run.run_id, run.name, run.status)
+        assert rows([summary])[0][7:] == rows([run])[0][7:]  # its metrics and their steps
+        assert (summary.artifact_uri, dict(summary.params)) == ("", {})
+        assert dict(summary.tags) == {}  # these runs hold no fingerprint.schema tag
+    for size in (1, 2, 500):
+        runs = read(store, "e", size)
+        assert rows(runs) == rows(whole)
     assert runs[-1].name == "bare"
     assert [{r.name for r in runs[:2]}, {r.name for r in runs[2:4]}] == [{"r0", "r1"}, {"r2", "r3"}]
     assert [r.run_id for r in runs[:2]] == sorted(r.run_id for r in runs[:2])
@@ -83,33 +113,54 @@ def test_the_rows_are_mlflows_search_rows(store: str) -> None:
     assert odd.metric_steps == {"loss": 2, "val_loss": 0, "odd": 4}
     assert math.isnan(odd.metrics["odd"])
     # by id, as explain takes an experiment's id too
-    assert rows(sqlite_runs.experiment_runs(store, experiment_id)[1]) == rows(runs)
+    assert rows(read(store, experiment_id)) == rows(runs)
+
+
+def test_a_summary_holds_the_schema_tag(store: str) -> None:
+    """What ``explain`` checks before it reads a record: a newer release's record is left out."""
+    client = MlflowClient(store)
+    first = client.search_runs(
+        [client.get_experiment_by_name("e").experiment_id],
+        order_by=["attributes.start_time ASC"],
+    )[0]
+    client.set_tag(first.info.run_id, layout.TAG_SCHEMA, "99")
+    summaries = sqlite_runs.summaries(store, "e").runs
+    assert dict(summaries[0].tags) == {layout.TAG_SCHEMA: "99"}
+    assert [dict(s.tags) for s in summaries[1:]] == [{}] * 4
 
 
 def test_what_cannot_be_read_so_reads_as_none(store: str, tmp_path: Path) -> None:
-    assert sqlite_runs.experiment_runs(store, "no-such-experiment") is None
-    assert sqlite_runs.experiment_runs("http://127.0.0.1:5000", "e") is None
-    assert sqlite_runs.experiment_runs(f"sqlite:///{tmp_path / 'none.db'}", "e") is None
+    assert sqlite_runs.summaries(store, "no-such-experiment") is None
+    assert sqlite_runs.summaries("http://127.0.0.1:5000", "e") is None
+    assert sqlite_runs.summaries(f"sqlite:///{tmp_path / 'none.db'}", "e") is None
     other = tmp_path / "other.db"
     sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()
-    assert sqlite_runs.experiment_runs(f"sqlite:///{other}", "e") is None
+    assert sqlite_runs.summaries(f"sqlite:///{other}", "e") is None
     # a metric stored as text (MLflow writes numbers): read as MLflow's client reads it
-    con = sqlite3.connect(store.removeprefix("sqlite:///"))
-    with con:
-        con.execute("UPDATE latest_metrics SET value = 'abc' WHERE key = 'loss'")
-    con.close()
-    assert sqlite_runs.experiment_runs(store, "e") is None
-    con = sqlite3.connect(store.removeprefix("sqlite:///"))
-    with con:
-        con.execute("UPDATE latest_metrics SET value = 0.5 WHERE key = 'loss'")
-    con.close()
-    assert sqlite_runs.experiment_runs(store, "e") is not None
+    write(store, ("UPDATE latest_metrics SET value = 'abc' WHERE key = 'loss'", ()))
+    assert sqlite_runs.summaries(store, "e") is None
+    write(store, ("UPDATE latest_metrics SET value = 0.5 WHERE key = 'loss'", ()))
+    assert sqlite_runs.summaries(store, "e") is not None
     # experiments in two workspaces: MLflow reads the active one's, so this reader does not
-    con = sqlite3.connect(store.removeprefix("sqlite:///"))
-    with con:
-        con.execute("UPDATE experiments SET workspace = 'team' WHERE name = 'other'")
-    con.close()
-    assert sqlite_runs.experiment_runs(store, "e") is None
+    write(store, ("UPDATE experiments SET workspace = 'team' WHERE name = 'other'", ()))
+    assert sqlite_runs.summaries(store, "e") is None
+
+
+def test_tables_without_mlflows_run_index_are_not_read_by_pages(store: str) -> None:
+    """A page of runs would scan the whole table for each page: the client reads such a file."""
+    write(store, ("DROP INDEX index_params_run_uuid", ()))
+    assert sqlite_runs.summaries(store, "e") is None
+
+
+def test_a_run_gone_between_the_passes_is_one_line(store: str) -> None:
+    found = sqlite_runs.summaries(store, "e")
+    gone = (found.runs[3].run_id,)  # what `mlflow gc` does to a deleted run, done to this one
+    tables = ("tags", "params", "metrics", "latest_metrics", "runs")
+    write(store, *((f"DELETE FROM {table} WHERE run_uuid = ?", gone) for table in tables))
+    pages = sqlite_runs.whole_rows(found.path, found.runs, 2)
+    assert len(next(pages)) == 2
+    with pytest.raises(ResolveError, match=r"^could not read the runs' tags from .*no longer"):
+        next(pages)
 
 
 def test_the_runs_share_one_string_per_name_and_repeated_value(store: str) -> None:
@@ -120,7 +171,7 @@ def test_the_runs_share_one_string_per_name_and_repeated_value(store: str) -> No
     client = MlflowClient(store)
     experiment_id = client.get_experiment_by_name("e").experiment_id
     searched = reads.search(client, [experiment_id], "")
-    for runs in (sqlite_runs.experiment_runs(store, "e")[1], searched):
+    for runs in (read(store, "e"), searched):
         first, second = runs[0], runs[1]
         assert next(k for k in first.tags if k == "z") is next(k for k in second.tags if k == "z")
         assert first.params["b"] is second.params["b"]
