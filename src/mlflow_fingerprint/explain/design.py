@@ -95,11 +95,16 @@ def unique_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return distinct, np.asarray(where).reshape(-1)[first_of]
 
 
-def rank(columns: Sequence[np.ndarray], n: int) -> int:
-    """The rank of ``[1, columns...]``, from its distinct rows (duplicates add nothing)."""
-    matrix = np.column_stack([np.ones(n), *columns]) if columns else np.ones((n, 1))
-    distinct, _ = unique_rows(matrix)
-    return int(np.linalg.matrix_rank(distinct))
+def rank(parts: Sequence[Block]) -> int:
+    """The rank of the main-effects design of ``parts`` (``[1, treatment(codes)...]``), from
+    the distinct rows of their codes: each is one distinct row of the design (duplicates add
+    nothing), and 100,000 runs are a few hundred distinct rows, where their design was a float
+    matrix of tens of megabytes, made again for every pair of blocks."""
+    if not parts:
+        return 1
+    distinct, _ = unique_rows(np.column_stack([b.codes for b in parts]))
+    design = [treatment(distinct[:, i], b.levels) for i, b in enumerate(parts)]
+    return int(np.linalg.matrix_rank(np.column_stack([np.ones(len(distinct)), *design])))
 
 
 def cramers_v(a: np.ndarray, b: np.ndarray) -> float:
@@ -225,24 +230,22 @@ def blocks(columns: Sequence[Column], texts: dict[str, tuple[str, ...]]) -> list
     runs can tell apart. ``texts`` holds each field's value in each run, as text."""
     if not columns:
         return []
-    n = len(columns[0].codes)
     by_partition: dict[bytes, list[Column]] = {}
     for col in columns:
         by_partition.setdefault(col.codes.tobytes(), []).append(col)
     exact = [_block(cols, texts) for cols in by_partition.values()]
-    design = [treatment(b.codes, b.levels) for b in exact]
     union = _Union(len(exact))
     near: set[int] = set()
     for i in range(len(exact)):
         for j in range(i + 1, len(exact)):
-            deficit = exact[i].levels + exact[j].levels - 1 - rank([design[i], design[j]], n)
+            deficit = exact[i].levels + exact[j].levels - 1 - rank([exact[i], exact[j]])
             if deficit > 0:
                 union.join(i, j)
             elif cramers_v(exact[i].codes, exact[j].codes) >= NEAR_ALIAS:
                 union.join(i, j)
                 near.update((i, j))
     merged = _merge(exact, union.groups(), texts, near)
-    return _merge_deficits(merged, texts, n)
+    return _merge_deficits(merged, texts)
 
 
 def _merge(
@@ -262,16 +265,13 @@ def _merge(
     return out
 
 
-def _merge_deficits(parts: list[Block], texts: dict[str, tuple[str, ...]], n: int) -> list[Block]:
+def _merge_deficits(parts: list[Block], texts: dict[str, tuple[str, ...]]) -> list[Block]:
     """Blocks whose contrasts the others span together (a design aliased three ways, such as
     C = A xor B) are merged into one, until the main-effects design has full rank."""
     while len(parts) > 1:
-        design = [treatment(b.codes, b.levels) for b in parts]
-        full = rank(design, n)
+        full = rank(parts)
         short = [
-            i
-            for i, b in enumerate(parts)
-            if full - rank(design[:i] + design[i + 1 :], n) < b.levels - 1
+            i for i, b in enumerate(parts) if full - rank(parts[:i] + parts[i + 1 :]) < b.levels - 1
         ]
         if not short:
             return parts

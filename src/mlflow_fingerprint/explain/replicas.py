@@ -152,7 +152,7 @@ class Reseeded(Mapping[str, Any]):
     options and hashes) was 1.3 KB a run, the most ``explain`` held; this is the seed, the
     params and two hashes. A section read twice is two equal objects, never one changed."""
 
-    __slots__ = ("_base", "_hashes", "_new", "_old", "_params")
+    __slots__ = ("_at", "_base", "_hashes", "_new", "_old", "_params")
 
     def __init__(
         self,
@@ -161,12 +161,14 @@ class Reseeded(Mapping[str, Any]):
         new: int,
         params: Mapping[str, Any] | None = None,
         hashes: tuple[str, str] | None = None,
+        at: Mapping[str, Any] | None = None,
     ) -> None:
         self._base = base
         self._old = old
         self._new = new
         self._params = params
         self._hashes = hashes  # (recipe, fingerprint), where the base has hashes to put them in
+        self._at = at  # where the base's seeded sections hold its seed (``seed_positions``)
 
     def __getitem__(self, key: str) -> Any:
         if key == "params" and self._params is not None:
@@ -195,6 +197,114 @@ class Reseeded(Mapping[str, Any]):
             return self._params is not None
         return key in ("seeds", "data") and self._new != self._old
 
+    def walked(self) -> Mapping[str, Any]:
+        """This record as the walk that finds the fields that vary reads it (``Walked``)."""
+        return self if self._at is None or self._new == self._old else Walked(self)
+
+
+class Walked(Mapping[str, Any]):
+    """A replicate's record read as its :class:`Reseeded` reads, but for its seeded sections: each
+    is an :class:`Overlay` of the base's section with the seed in the places it holds it, not a
+    new copy of the section. What varies is found in one walk over every run's record at once,
+    each section read from every run before the walk goes into it: a copy of each replicate's
+    ``program`` (with its options and call) was about 800 bytes a run for that moment, the most
+    ``explain`` held at 100,000 runs; an overlay is one small object, and the parts of a section
+    no seed is in are the base's own objects, which the walk reads once for all its replicates."""
+
+    __slots__ = ("_record",)
+
+    def __init__(self, record: Reseeded) -> None:
+        self._record = record
+
+    def __getitem__(self, key: str) -> Any:
+        record = self._record
+        where = None if record._at is None else record._at.get(key)
+        if where is None:
+            return record[key]
+        return _put(record._base[key], where, record._new)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._record)
+
+    def __len__(self) -> int:
+        return len(self._record)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._record
+
+
+# A place in a seeded section that holds the seed: as an integer, or as the text of an option.
+SEED = "seed"
+TEXT = "text"
+
+
+class Overlay(Mapping[str, Any]):
+    """``held`` (a base's section) with the new seed put in the places ``where`` names (a key ->
+    :data:`SEED`, :data:`TEXT`, or the places one level down), made as it is read."""
+
+    __slots__ = ("_held", "_new", "_where")
+
+    def __init__(self, held: Mapping[str, Any], where: Mapping[Any, Any], new: int) -> None:
+        self._held = held
+        self._where = where
+        self._new = new
+
+    def __getitem__(self, key: str) -> Any:
+        value = self._held[key]
+        where = self._where.get(key)
+        return value if where is None else _put(value, where, self._new)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._held)
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._held
+
+
+def _put(value: Any, where: Any, new: int) -> Any:
+    """``value`` with ``new`` in the places ``where`` names: a list is made again (its items in
+    place, overlaid where they hold the seed), a mapping overlaid."""
+    if where == SEED:
+        return new
+    if where == TEXT:
+        return str(new)
+    if isinstance(value, Mapping):
+        return Overlay(value, where, new)
+    return [_put(v, where[i], new) if i in where else v for i, v in enumerate(value)]
+
+
+def _places(held: Any, probe: Any) -> Any:
+    """Where ``probe`` (``held`` with another seed put in) differs from ``held``: None where
+    nowhere; :data:`SEED` or :data:`TEXT` for a leaf; else the places under each key or index."""
+    if held is probe:
+        return None
+    if isinstance(held, Mapping) and isinstance(probe, Mapping):
+        found = {k: p for k in held if (p := _places(held[k], probe.get(k))) is not None}
+        return found or None
+    if isinstance(held, list) and isinstance(probe, list) and len(held) == len(probe):
+        pairs = enumerate(zip(held, probe, strict=True))
+        listed = {i: p for i, (a, b) in pairs if (p := _places(a, b)) is not None}
+        return listed or None
+    if type(held) is type(probe) and held == probe:
+        return None
+    return TEXT if isinstance(probe, str) else SEED
+
+
+def seed_positions(base: Mapping[str, Any], old: int) -> dict[str, Any]:
+    """Where each seeded section of ``base`` holds its seed ``old``, found by putting another
+    seed in (the places do not depend on which): what a :class:`Walked` record overlays."""
+    probe = old + 1
+    found = {}
+    for key in SEEDED:
+        if key in base:
+            places = _places(base[key], _section(base, key, old, probe))
+            if places is not None:
+                found[key] = places
+    return found
+
 
 def sound_base(base: Mapping[str, Any], tags: Mapping[str, str]) -> bool:
     """The base's own env and numerics sections hash to its tags: what it lends its replicates
@@ -219,6 +329,7 @@ class Base:
     record: Mapping[str, Any]
     tags: Mapping[str, str]
     written: Mapping[str, tuple[Any, str]]  # recipe field -> (the base's object there, its JSON)
+    at: Mapping[str, Any]  # where its seeded sections hold its seed (``seed_positions``)
 
     def recipe_hash(self, record: Mapping[str, Any]) -> str:
         """``digest(group_payload(record, "recipe"))``, the base's JSON reused for each field
@@ -249,7 +360,7 @@ class Base:
         ):
             return None
         hashes = (recipe, overall) if isinstance(self.record.get("hashes"), Mapping) else None
-        return Reseeded(self.record, old, new, params, hashes)
+        return Reseeded(self.record, old, new, params, hashes, self.at)
 
 
 def lender(record: Mapping[str, Any], tags: Mapping[str, str]) -> Base | None:
@@ -259,4 +370,5 @@ def lender(record: Mapping[str, Any], tags: Mapping[str, str]) -> Base | None:
     written = {
         name: (get_path(record, name), _field_json(record, name)) for name in GROUPS["recipe"]
     }
-    return Base(record, tags, written)
+    old = tag_seed(tags.get(layout.TAG_SEED))
+    return Base(record, tags, written, {} if old is None else seed_positions(record, old))

@@ -15,7 +15,7 @@ Values are compared as text (``0.1`` logged as a param and passed as an argument
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,7 @@ from ..model.hashing import VOLATILE
 from ..model.missing import MISSING
 from ..model.vocabulary import Coverage, Effect
 from .groups import is_seed_field, replicate_key
+from .replicas import Reseeded
 
 ABSENT = "absent"
 UNAVAILABLE = "unavailable"
@@ -100,23 +101,38 @@ def _summary(row: RunRecord) -> dict[str, Any]:
     return _fields_of(summary_record(row.record) if row.coverage == "full" else row.record)
 
 
-def _candidates(rows: Sequence[RunRecord]) -> Iterator[tuple[str, list[int], list[Any]]]:
+def _walked(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A record as the walk reads it: a replicate's seeded sections overlaid on its recipe's
+    (``Reseeded.walked``), not copied."""
+    return record.walked() if isinstance(record, Reseeded) else record
+
+
+def _runs_where(rows: Sequence[RunRecord], known: Callable[[RunRecord], bool]) -> Sequence[int]:
+    """The positions of the rows ``known`` holds for: a range where it is all of them (a list
+    of 100,000 positions is 3.6 MB, held while the walk is under it)."""
+    if all(known(r) for r in rows):
+        return range(len(rows))
+    return [i for i, r in enumerate(rows) if known(r)]
+
+
+def _candidates(rows: Sequence[RunRecord]) -> Iterator[tuple[str, Sequence[int], list[Any]]]:
     """(field, the runs that can know it, their values) for every field that varies among the
     runs that can know it: params in every run; the tag summary in runs with a whole record or
     tags (only where some have tags only); the whole record in runs that have it."""
-    everyone = list(range(len(rows)))
+    everyone = range(len(rows))
     params = [r.record.get("params") or {} for r in rows]
     for path, values in varying(params, "params"):
         yield path, everyone, values
-    tagged = [i for i, r in enumerate(rows) if r.coverage != "params"]
+    tagged = _runs_where(rows, lambda r: r.coverage != "params")
     summarised: set[str] = set()
     if any(r.coverage == "tags" for r in rows):
         summarised = leaf_paths(_fields_of(summary_record({})))
         for path, values in varying([_summary(rows[i]) for i in tagged]):
             yield path, tagged, values
-    whole = [i for i in everyone if rows[i].coverage == "full"]
+    whole = _runs_where(rows, lambda r: r.coverage == "full")
     if len(whole) >= 2:
-        for path, values in varying([rows[i].record for i in whole], leave_out=NOT_RECORDED):
+        records = [_walked(rows[i].record) for i in whole]
+        for path, values in varying(records, leave_out=NOT_RECORDED):
             if path not in summarised:
                 yield path, whole, values
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlflow_fingerprint.explain.design import cramers_v
+from mlflow_fingerprint.explain.design import Block, cramers_v, rank, treatment
 from support.blocks import design_blocks, texts_of
 
 
@@ -60,3 +60,22 @@ def test_near_aliasing_by_cramers_v_merges_and_says_so() -> None:
     assert block.near
     crossed = design_blocks(texts_of(a=a, b=np.tile([0, 1], 12)))
     assert len(crossed) == 2
+
+
+def test_the_rank_from_the_distinct_codes_is_the_whole_design_s() -> None:
+    """``rank`` reads the blocks' distinct code rows, never the whole dummy-coded design: the
+    same rank as the design of every run, where blocks are nested, aliased or independent."""
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 4, 500)
+    b = rng.integers(0, 3, 500)
+    parts = [
+        Block(("a",), ("a",), a, tuple("0123")),
+        Block(("b",), ("b",), b, tuple("012")),
+        Block(("a2",), ("a2",), a // 2, tuple("01")),  # nested in a
+        Block(("ab",), ("ab",), (a + b) % 2, tuple("01")),  # of both, not in their span
+        Block(("one",), ("one",), np.zeros(500, dtype=np.int64), ("x",)),
+    ]
+    for chosen in ([], parts[:1], parts[:2], parts[:3], parts[1:4], parts):
+        whole = np.column_stack([np.ones(500), *(treatment(p.codes, p.levels) for p in chosen)])
+        assert rank(chosen) == np.linalg.matrix_rank(whole)
+    assert rank(parts) == 1 + 3 + 2 + 1  # a2 adds nothing to a; ab one more; "one" nothing

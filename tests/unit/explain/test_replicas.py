@@ -5,6 +5,7 @@ itself, never merged. Real records (``support.records``) in local artifact roots
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -158,6 +159,57 @@ def test_a_reseeded_record_reads_as_the_copy_it_stands_for(recipe) -> None:
     bare = {k: v for k, v in base.items() if k != "data"}
     assert replicas.Reseeded(bare, 3, 4)["data"] is None
     assert "data" not in replicas.Reseeded(bare, 3, 3)
+
+
+def plain(value: Any) -> Any:
+    """``value`` as dicts and lists, every mapping read key by key."""
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def test_a_walked_replicate_reads_as_its_record_and_shares_what_no_seed_is_in(recipe) -> None:
+    """What the walk that finds the fields that vary reads of a replicate (``Reseeded.walked``)
+    is its record, key for key, with the seed as an integer (seeds, a call argument, a loader's
+    generator, Keras, a list) and as an option's text; the sections and parts no seed is in
+    are the base's own objects, and a section that holds the seed is an overlay, not a copy."""
+    loader = {"batch_size": 8, "generator": {"initial_seed": 3, "kind": "torch"}}
+    base = seeded(
+        edit(
+            recipe,
+            keras={"imported": True, "global_seed": 3},
+            **{
+                "program.options": {"seed": "3", "lr": "0.1"},
+                "seeds.workers": [3, 5],
+                "program.call.data_seed": 3,
+                "program.entry": {"file": "train.py", "line": 3},
+                "data.loaders": [loader, {"batch_size": 3}],
+            },
+        ),
+        3,
+    )
+    lent = replicas.lender(base, fingerprint_tags(base, set()))
+    assert lent is not None
+    assert set(lent.at) == {"seeds", "program", "data", "keras"}
+    record = replicas.Reseeded(base, 3, 4, {"lr": "0.2"}, None, lent.at)
+    walked = record.walked()
+    assert plain(walked) == plain(record)
+    assert list(walked) == list(record)
+    assert walked["program"]["options"] == {"seed": "4", "lr": "0.1"}
+    assert walked["seeds"]["workers"] == [4, 5]
+    assert walked["program"]["call"]["data_seed"] == 4
+    assert walked["program"]["entry"] == {"file": "train.py", "line": 3}  # 3 is not its seed
+    assert walked["data"]["loaders"][0]["generator"]["initial_seed"] == 4
+    assert walked["data"]["loaders"][1] is base["data"]["loaders"][1]
+    assert isinstance(walked["program"], replicas.Overlay)
+    assert walked["program"]["entry"] is base["program"]["entry"]
+    assert walked["seeds"]["state_digests"] is base["seeds"]["state_digests"]
+    assert walked["gpu"] is base["gpu"]
+    # the base's own seed, or no places known: the record itself
+    assert replicas.Reseeded(base, 3, 3, at=lent.at).walked()["program"] is base["program"]
+    assert isinstance(replicas.Reseeded(base, 3, 4).walked()["program"], dict)
 
 
 def test_a_swap_builds_only_where_a_seed_is() -> None:

@@ -44,3 +44,29 @@ def test_a_field_a_params_only_run_cannot_know_is_missing_not_guessed() -> None:
 def test_values_are_compared_as_text() -> None:
     assert (text("0.1"), text(0.1), text(MISSING)) == ("0.1", "0.1", ABSENT)
     assert text({"b": 1, "a": 2}) == '{"a": 2, "b": 1}'
+
+
+def test_replicates_walked_through_their_overlays_give_the_table_of_their_copies() -> None:
+    """Replicates derived from one read record (``replicas.Reseeded``, walked through overlays
+    of their seeded sections) and the plain copies they stand for make the same table."""
+    from mlflow_fingerprint.explain import replicas
+    from mlflow_fingerprint.tracking.tags import fingerprint_tags
+
+    bases = []
+    for lr in (0.1, 0.2):
+        record = edit(cpu_record(), **{"program.call.lr": lr, "program.options.seed": "0"})
+        bases.append(seeded(record, 0))
+    derived, copies = [], []
+    for b, base in enumerate(bases):
+        lent = replicas.lender(base, fingerprint_tags(base, set()))
+        assert lent is not None
+        assert lent.at
+        for seed in range(4):
+            params = {"lr": str(base["program"]["call"]["lr"]), "seed": str(seed)}
+            record = replicas.Reseeded(base, 0, seed, params, None, lent.at)
+            derived.append(RunRecord(f"r{b}{seed}", record, "full"))
+            copies.append(RunRecord(f"r{b}{seed}", dict(record), "full"))
+    walked, copied = build(derived), build(copies)
+    assert walked == copied
+    assert "program.options.seed" in walked.seeds
+    assert walked.texts["seeds.requested"] == ("0", "1", "2", "3") * 2
