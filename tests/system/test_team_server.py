@@ -8,8 +8,6 @@ bucket itself, not only through MLflow's answers.
 from __future__ import annotations
 
 import json
-import statistics
-import time
 import warnings
 from pathlib import Path
 from types import ModuleType
@@ -200,22 +198,32 @@ def test_diff_and_find_on_the_team_server(
     assert env_twins == {again, b}
 
 
-def _median_find_s(uri: str, run_id: str, expect: int, repeats: int = 7) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = find(run_id, tracking_uri=uri)
-        times.append(time.perf_counter() - start)
-        assert len(result.matches) == expect
-    return statistics.median(times)
+def _find_reads(uri: str, run_id: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
+    """``find``'s matches of ``run_id``, and the rows the store sent it: a spy on the search
+    ``find`` makes (``tracking.store.search_all_runs``, whichever reader it is given)."""
+    from mlflow_fingerprint.tracking import store
+
+    rows: list[int] = []
+    real = store.search_all_runs
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)
+        rows.append(len(found))
+        return found
+
+    with monkeypatch.context() as patch:
+        patch.setattr(store, "search_all_runs", counted)
+        matches = len(find(run_id, tracking_uri=uri).matches)
+    return matches, sum(rows)
 
 
-def test_find_time_does_not_grow_with_non_matching_runs(
-    team_uri: str,
-    experiment_name: str,
+def test_find_reads_no_more_with_ten_times_the_non_matching_runs(
+    team_uri: str, experiment_name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """CI's scale check: N then 10×N non-matching runs, find's median time within 2×.
-    benchmarks/bench_find.py does the same at 1,000 and 10,000 runs."""
+    """CI's scale check: among N, then 10×N, runs that do not match, ``find`` gets the same
+    matches from the same rows: the store filters by the hash tag, and nothing grows with the
+    runs on the reading side. Its time at 1,000 to 100,000 runs is ``benchmarks/bench_find.py``'s
+    (a timed test on a shared CI machine measured the machine's load)."""
     n = 100
     uri = team_uri
     rest = bulk.Rest(uri)
@@ -224,14 +232,10 @@ def test_find_time_does_not_grow_with_non_matching_runs(
     twins = bulk.create_runs(uri, experiment_id, bulk.twin_specs(5, target))
     bulk.attach_fingerprint(uri, twins[0], bulk.record_with_hashes(target))
     bulk.create_runs(uri, experiment_id, bulk.filler_specs(n, offset=0), finish=False)
-    at_n = _median_find_s(uri, twins[0], expect=4)
+    at_n = _find_reads(uri, twins[0], monkeypatch)
     bulk.create_runs(uri, experiment_id, bulk.filler_specs(9 * n, offset=n), finish=False)
-    at_10n = _median_find_s(uri, twins[0], expect=4)
-    print(
-        f"find: {at_n * 1000:.0f} ms at {n} runs, {at_10n * 1000:.0f} ms at {10 * n} runs, "
-        f"ratio {at_10n / at_n:.2f}"
-    )
-    assert at_10n <= 2 * at_n
+    at_10n = _find_reads(uri, twins[0], monkeypatch)
+    assert at_n == at_10n == (4, 5)  # four twins, read with the run itself
 
 
 def test_direct_s3_upload_when_the_server_does_not_proxy_artifacts(
