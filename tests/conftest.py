@@ -164,6 +164,28 @@ def restore_environ() -> Iterator[None]:
     os.environ.update(saved)
 
 
+def _determinism(torch: Any) -> tuple[bool, bool]:
+    return torch.are_deterministic_algorithms_enabled(), (
+        torch.is_deterministic_algorithms_warn_only_enabled()
+    )
+
+
+@pytest.fixture(autouse=True)
+def restore_torch_determinism() -> Iterator[None]:
+    """Every test leaves torch's deterministic-algorithms switch as it found it (off where torch
+    was not imported yet). A trainer run in-process turns it on and never off (Lightning's
+    ``deterministic=True``), and a later test's capture in the same worker read it:
+    ``test_enablers.py`` then found no nondeterministic kernels in a GPU record, on one CI in
+    five, as xdist's order put the tests. Nothing is imported for a test that never imports
+    torch."""
+    torch = sys.modules.get("torch")
+    before = (False, False) if torch is None else _determinism(torch)
+    yield
+    torch = sys.modules.get("torch")
+    if torch is not None and _determinism(torch) != before:
+        torch.use_deterministic_algorithms(before[0], warn_only=before[1])
+
+
 @pytest.fixture(scope="session")
 def cpu_sweep(tmp_path_factory: pytest.TempPathFactory, mlflow_db_template: Path) -> Any:
     """The real CPU sweep of ``support/sweep.py`` (32 runs of a tiny MLP, trained in this
