@@ -274,20 +274,17 @@ def _read_page(
     own = []
     for run in page:
         key = replicas.group_key(run)
-        base = None if key is None else lending.bases.setdefault(key, run.run_id)
-        if key is not None and base != run.run_id:
-            stand_in[run.run_id] = key
-            continue
-        own.append(run)
         if key is not None:
+            if lending.bases.setdefault(key, run.run_id) != run.run_id:
+                stand_in[run.run_id] = key
+                continue
             fresh.append((run, key))
+        own.append(run)
     parse(own)
     for run, key in fresh:
-        base_record = out[run.run_id][0]
-        if base_record.coverage == "full":
-            lending.lenders[key] = replicas.lender(base_record.record, run.tags)
-        else:
-            lending.lenders[key] = None
+        base = out[run.run_id][0]
+        full = base.coverage == "full"
+        lending.lenders[key] = replicas.lender(base.record, run.tags) if full else None
     unread = []
     while page:
         run = page.pop()  # the row goes here, unless its record must be read
