@@ -218,7 +218,10 @@ class Rerunner:
         try:
             mlflow_client = tracking.client(self.uri)
             run_id = find_rerun(mlflow_client, [str(self.a.resolved.ref.experiment_id)], token)
-        except Exception:  # never created, or the store is gone: nothing left RUNNING here
+        except UsageError:  # the training never created its run: nothing is left RUNNING
+            return
+        except Exception as exc:  # the store could not be read: the run may stay RUNNING
+            self.progress(f"could not end the rerun's run: {tracking.first_line(exc)}")
             return
         try:
             run = mlflow_client.get_run(run_id)

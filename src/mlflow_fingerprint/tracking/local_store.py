@@ -44,6 +44,9 @@ BUSY_MARKERS = ("database is locked", "database table is locked", "database is b
 # (alembic copies a table to ``_alembic_tmp_<name>`` to alter it on sqlite).
 HALF_MIGRATED_MARKERS = ("_alembic_tmp_", "already exists")
 
+# sqlite's extended result code for a read-only connection that finds a hot journal.
+SQLITE_READONLY_ROLLBACK = 776
+
 _opened: set[str] = set()  # the sqlite URIs this process has opened (MLflow keeps their stores)
 _opening = threading.Lock()
 
@@ -61,10 +64,32 @@ def sqlite_file(uri: str) -> Path | None:
 def read_only(database: Path, timeout_s: float = 5.0) -> sqlite3.Connection:
     """``database`` opened read-only, as a file URI (a path holding ``?`` or ``#`` stays a path),
     waiting at most ``timeout_s`` for a writer's lock: what every direct read of MLflow's tables
-    (the metric histories, ``explain``'s runs, the checks here) opens it with."""
+    (the metric histories, ``explain``'s runs, the checks here) opens it with.
+
+    A writer that died inside a commit (a training ended by SIGTERM or SIGKILL while its uploader
+    wrote) leaves a hot journal: the pages that restore the file's last commit. sqlite plays it
+    back when the file is next opened, but only on a connection that may write; a read-only one
+    fails with SQLITE_READONLY_ROLLBACK ("attempt to write a readonly database") until then, and a
+    store fit to read would look like no MLflow database at all. So the file is opened once for
+    writing to let sqlite restore it, as any MLflow client opening it would, and read again. A
+    file this process may not write stays unreadable, with sqlite's error."""
     import sqlite3
 
-    return sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True, timeout=timeout_s)
+    uri = database.resolve().as_uri()
+    connection = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=timeout_s)
+    try:
+        connection.execute("pragma schema_version").fetchone()  # takes the read lock
+    except sqlite3.OperationalError as exc:
+        connection.close()
+        if exc.sqlite_errorcode != SQLITE_READONLY_ROLLBACK:
+            raise
+        restoring = sqlite3.connect(f"{uri}?mode=rw", uri=True, timeout=timeout_s)
+        try:
+            restoring.execute("pragma schema_version").fetchone()  # plays the journal back
+        finally:
+            restoring.close()
+        connection = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=timeout_s)
+    return connection
 
 
 def lock_file(database: Path) -> Path:

@@ -14,6 +14,7 @@ from mlflow_fingerprint.errors import UsageError
 from mlflow_fingerprint.prove.launch import Plan
 from mlflow_fingerprint.prove.process import LocalProcess
 from mlflow_fingerprint.prove.rerunner import ENDED_BY, Rerunner, Slot, find_rerun
+from support.hot_journal import die_inside_a_commit
 from support.recorded import recorded
 from support.records import cpu_record, new_store
 
@@ -41,20 +42,36 @@ def test_a_rerun_s_run_is_found_by_its_token_the_outermost_one(
         find_rerun(client, [first], "t3")
 
 
+# Ray and Slurm end a stopped training with SIGTERM, often while its uploader writes: its
+# store is left with a hot journal, which a read-only connection cannot play back
+@pytest.mark.parametrize("died_inside_a_commit", [False, True], ids=["ended", "mid-commit"])
 def test_a_rerun_left_running_is_ended_and_says_why(
-    tmp_path: Path, mlflow_db_template: Path
+    tmp_path: Path, mlflow_db_template: Path, died_inside_a_commit: bool
 ) -> None:
     uri = new_store(tmp_path, mlflow_db_template)
     client = MlflowClient(uri)
     experiment = client.create_experiment("e")
     run_id = client.create_run(experiment, tags={layout.INTERNAL_RERUN_TOKEN: "t1"}).info.run_id
-    r = runner(tmp_path, uri)
+    if died_inside_a_commit:
+        die_inside_a_commit(Path(uri.removeprefix("sqlite:///")))
+    said: list[str] = []
+    r = runner(tmp_path, uri, progress=said.append)
     r._end("t1", "KILLED", "the rerun was interrupted by SIGTERM")
     run = client.get_run(run_id)
     assert run.info.status == "KILLED"
     assert run.data.tags[layout.INTERNAL_ENDED_BY] == ENDED_BY
     assert run.data.tags[layout.INTERNAL_END_REASON] == "the rerun was interrupted by SIGTERM"
     r._end("never-started", "FAILED", "timeout")  # no run made: nothing to end, no error
+    assert said == []
+
+
+def test_a_store_that_cannot_be_read_is_said_not_passed_over(tmp_path: Path) -> None:
+    said: list[str] = []
+    (tmp_path / "notes.db").write_bytes(b"not a database")
+    r = runner(tmp_path, f"sqlite:///{tmp_path / 'notes.db'}", progress=said.append)
+    r._end("t1", "KILLED", "the rerun was interrupted by SIGTERM")
+    assert len(said) == 1, said
+    assert said[0].startswith("could not end the rerun's run: "), said
 
 
 def test_one_tree_holds_one_rerun_a_round_of_more_needs_more_trees(tmp_path: Path) -> None:

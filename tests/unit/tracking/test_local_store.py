@@ -16,6 +16,7 @@ from mlflow_fingerprint import layout
 from mlflow_fingerprint.errors import Busy, Unreachable
 from mlflow_fingerprint.tracking import local_store
 from mlflow_fingerprint.tracking.client import _translated
+from support.hot_journal import die_inside_a_commit
 
 
 def test_the_first_use_lock_is_exclusive_for_a_creator_and_shared_for_openers(
@@ -50,6 +51,25 @@ def test_a_file_counts_as_created_once_mlflow_recorded_its_schema(tmp_path: Path
         connection.execute("create table _alembic_tmp_latest_metrics (x int)")
         connection.execute("create table alembic_tmp_decoy (x int)")  # no leading underscore
     assert local_store.leftovers(database) == ["_alembic_tmp_latest_metrics"]
+
+
+def test_a_file_whose_writer_died_inside_a_commit_is_read_as_of_its_last_commit(
+    tmp_path: Path,
+) -> None:
+    database = tmp_path / "mlflow.db"
+    with sqlite3.connect(database) as connection:
+        connection.execute("create table alembic_version (version_num varchar(32))")
+        connection.execute("insert into alembic_version values ('a8c4a736bde6')")
+    connection.close()
+    die_inside_a_commit(database)
+    assert local_store.created(database)
+    connection = local_store.read_only(database)
+    try:
+        tables = connection.execute("select name from sqlite_master").fetchall()
+    finally:
+        connection.close()
+    assert tables == [("alembic_version",)]  # the dead writer's table was rolled back
+    assert not database.with_name("mlflow.db-journal").exists()
 
 
 def test_a_locked_sqlite_file_is_busy_not_an_outage() -> None:

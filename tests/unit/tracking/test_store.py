@@ -10,6 +10,7 @@ import pytest
 from mlflow_fingerprint.cli.main import main
 from mlflow_fingerprint.errors import ResolveError
 from mlflow_fingerprint.tracking import store
+from support.hot_journal import die_inside_a_commit
 
 
 def other_programs_database(path: Path) -> Path:
@@ -35,6 +36,17 @@ def test_a_file_mlflow_did_not_create_is_refused_and_left_as_it_was(tmp_path: Pa
         store.client(f"sqlite:///{path}")
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data.db"]
+
+
+def test_a_store_whose_writer_died_inside_a_commit_opens_with_its_runs(
+    sqlite_tracking_uri: str,
+) -> None:
+    import mlflow
+
+    run = mlflow.MlflowClient(sqlite_tracking_uri).create_run("0")
+    die_inside_a_commit(Path(sqlite_tracking_uri.removeprefix("sqlite:///")))
+    found = store.client(sqlite_tracking_uri).get_run(run.info.run_id)
+    assert found.info.status == "RUNNING"
 
 
 def test_a_read_command_on_an_empty_file_is_one_line_and_writes_nothing(
