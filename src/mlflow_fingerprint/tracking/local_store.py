@@ -76,19 +76,23 @@ def read_only(database: Path, timeout_s: float = 5.0) -> sqlite3.Connection:
     import sqlite3
 
     uri = database.resolve().as_uri()
-    connection = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=timeout_s)
+
+    def opened(mode: str) -> sqlite3.Connection:
+        return sqlite3.connect(f"{uri}?mode={mode}", uri=True, timeout=timeout_s)
+
+    connection = opened("ro")
     try:
         connection.execute("pragma schema_version").fetchone()  # takes the read lock
     except sqlite3.OperationalError as exc:
         connection.close()
         if exc.sqlite_errorcode != SQLITE_READONLY_ROLLBACK:
             raise
-        restoring = sqlite3.connect(f"{uri}?mode=rw", uri=True, timeout=timeout_s)
+        restoring = opened("rw")
         try:
             restoring.execute("pragma schema_version").fetchone()  # plays the journal back
         finally:
             restoring.close()
-        connection = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=timeout_s)
+        connection = opened("ro")
     return connection
 
 

@@ -14,6 +14,7 @@ from mlflow_fingerprint.errors import UsageError
 from mlflow_fingerprint.prove.launch import Plan
 from mlflow_fingerprint.prove.process import LocalProcess
 from mlflow_fingerprint.prove.rerunner import ENDED_BY, Rerunner, Slot, find_rerun
+from mlflow_fingerprint.tracking import local_store
 from support.hot_journal import die_inside_a_commit
 from support.recorded import recorded
 from support.records import cpu_record, new_store
@@ -53,7 +54,7 @@ def test_a_rerun_left_running_is_ended_and_says_why(
     experiment = client.create_experiment("e")
     run_id = client.create_run(experiment, tags={layout.INTERNAL_RERUN_TOKEN: "t1"}).info.run_id
     if died_inside_a_commit:
-        die_inside_a_commit(Path(uri.removeprefix("sqlite:///")))
+        die_inside_a_commit(local_store.sqlite_file(uri))
     said: list[str] = []
     r = runner(tmp_path, uri, progress=said.append)
     r._end("t1", "KILLED", "the rerun was interrupted by SIGTERM")

@@ -9,7 +9,7 @@ import pytest
 
 from mlflow_fingerprint.cli.main import main
 from mlflow_fingerprint.errors import ResolveError
-from mlflow_fingerprint.tracking import store
+from mlflow_fingerprint.tracking import local_store, store
 from support.hot_journal import die_inside_a_commit
 
 
@@ -44,7 +44,7 @@ def test_a_store_whose_writer_died_inside_a_commit_opens_with_its_runs(
     import mlflow
 
     run = mlflow.MlflowClient(sqlite_tracking_uri).create_run("0")
-    die_inside_a_commit(Path(sqlite_tracking_uri.removeprefix("sqlite:///")))
+    die_inside_a_commit(local_store.sqlite_file(sqlite_tracking_uri))
     found = store.client(sqlite_tracking_uri).get_run(run.info.run_id)
     assert found.info.status == "RUNNING"
 
