@@ -73,6 +73,17 @@ def test_uv_is_told_where_pip_would_take_packages_from(tmp_path: Path) -> None:
     }
 
 
+def test_uv_compiles_every_module_unless_the_bytecode_is_lazy() -> None:
+    plan = install.uv_plan({"find-links": "/nonexistent"})
+    assert not isinstance(plan, str), plan
+    eager = install.uv_command("/v/bin/python", plan, ["-e", ".[dev]"], compile_all=True)
+    lazy = install.uv_command("/v/bin/python", plan, ["-e", ".[dev]"], compile_all=False)
+    assert eager[:2] == ["/v/bin/uv", "pip"]
+    assert eager[-2:] == ["-e", ".[dev]"]
+    assert "--compile-bytecode" in eager
+    assert lazy == [arg for arg in eager if arg != "--compile-bytecode"]
+
+
 def test_an_index_s_credentials_stay_off_uv_s_command_line() -> None:
     """A mirror's URL may carry a token: it goes in uv's environment, never on the command line
     the script prints (and ``ps`` shows)."""
