@@ -1,7 +1,8 @@
 """The comparator's only door to MLflow: a client, and store failures turned into one line.
 
 mlflow is imported here, lazily, so diffing two fingerprint files never pays for it; the read-only
-commands read a tracking server through its REST API without it (:func:`reader`, ``rest.py``).
+commands read a tracking server through its REST API and a local sqlite file through its tables
+without it (:func:`reader`, ``rest.py``, ``sqlite_reader.py``).
 """
 
 from __future__ import annotations
@@ -91,14 +92,21 @@ def client(tracking_uri: str | None) -> Any:
 
 
 def reader(tracking_uri: str | None) -> Any:
-    """What the read-only commands read a store with: on an http(s) server, MLflow's REST API
-    without importing MLflow (``rest.Reader``), unless a setting only MLflow's client applies is
-    in force; otherwise :func:`client`. It answers the reads ``MlflowClient`` answers here."""
+    """What the read-only commands read a store with, where MLflow is not imported yet: on an
+    http(s) server, MLflow's REST API (``rest.Reader``), unless a setting only MLflow's client
+    applies is in force; on a local sqlite file, its tables (``sqlite_reader.Reader``);
+    otherwise :func:`client`. It answers the reads ``MlflowClient`` answers here."""
     uri = effective_uri(tracking_uri)
     from . import rest
 
     if "mlflow" not in sys.modules and rest.serves(uri):
         return rest.Reader(uri)
+    path = sqlite_file(uri)
+    if "mlflow" not in sys.modules and path is not None:
+        from . import sqlite_reader
+
+        if sqlite_reader.opens(path):
+            return sqlite_reader.Reader(path, uri)
     return client(uri)
 
 
