@@ -62,16 +62,14 @@ def longest_first(
     """The units in the order they go out: the system tier's, then the unit tier's (each unit
     test is held to a few seconds, which the heaviest system units' load at the start would
     cost them); within each, those ``seconds`` knows, longest first, then the others, most
-    tests first (xdist's own order); ties keep the collection's order."""
-    order = list(units)
+    tests first (xdist's own order); ties keep the collection's order (the sort is stable)."""
     return sorted(
-        order,
+        units,
         key=lambda unit: (
             not unit.startswith(SYSTEM),
             unit not in seconds,
             -seconds.get(unit, 0.0),
             -len(units[unit]),
-            order.index(unit),
         ),
     )
 

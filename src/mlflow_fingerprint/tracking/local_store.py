@@ -189,6 +189,18 @@ def is_half_migrated(text: str) -> bool:
     return any(marker in text for marker in HALF_MIGRATED_MARKERS)
 
 
+def one_workspace(connection: sqlite3.Connection) -> bool:
+    """Whether the open MLflow file holds experiments of one workspace at most: MLflow reads
+    only the active workspace's, so a reader of the tables reads only such a file."""
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(experiments)")}
+    if "workspace" not in columns:
+        return True
+    (workspaces,) = connection.execute(
+        "SELECT COUNT(DISTINCT workspace) FROM experiments"
+    ).fetchone()
+    return bool(workspaces <= 1)
+
+
 def leftovers(database: Path) -> list[str]:
     """The ``_alembic_tmp_`` tables an interrupted migration left in ``database``."""
     import sqlite3

@@ -20,15 +20,15 @@ from __future__ import annotations
 import re
 import shutil
 import sqlite3
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError
 from ..layout import MLFLOW_RUN_NAME
 from .experiment import local_root
-from .local_store import created, leftovers, read_only
+from .local_store import created, leftovers, one_workspace, read_only
 from .rest import Experiment, FileInfo, Metric, Page, Run, RunData, RunInfo
 
 NOT_FOUND = "RESOURCE_DOES_NOT_EXIST"
@@ -37,6 +37,7 @@ COLUMNS = (
     "r.run_uuid, r.experiment_id, COALESCE(NULLIF(r.name, ''), NULLIF(n.value, ''), r.name), "
     "r.status, r.start_time, r.end_time, r.artifact_uri, r.lifecycle_stage"
 )
+ROOT = "SELECT artifact_uri FROM runs WHERE run_uuid = ?"
 RUN = (
     f"SELECT {COLUMNS} FROM runs r LEFT JOIN tags n ON n.run_uuid = r.run_uuid AND n.key = ? "
     "WHERE r.run_uuid = ?"
@@ -77,25 +78,10 @@ def opens(path: Path) -> bool:
     if not created(path) or leftovers(path):
         return False
     try:
-        with _connection(path) as con:
-            columns = {row[1] for row in con.execute("PRAGMA table_info(experiments)")}
-            if "workspace" not in columns:
-                return True
-            (workspaces,) = con.execute(
-                "SELECT COUNT(DISTINCT workspace) FROM experiments"
-            ).fetchone()
-            return bool(workspaces <= 1)
+        with closing(read_only(path)) as con:
+            return one_workspace(con)
     except sqlite3.Error:
         return False
-
-
-@contextmanager
-def _connection(path: Path) -> Iterator[sqlite3.Connection]:
-    con = read_only(path)
-    try:
-        yield con
-    finally:
-        con.close()
 
 
 def where(filter_string: str) -> tuple[str, list[str | int]] | None:
@@ -151,7 +137,7 @@ class Reader:
     # -- runs and experiments --------------------------------------------------------------------
 
     def get_run(self, run_id: str) -> Run:
-        with _connection(self.path) as con:
+        with closing(read_only(self.path)) as con:
             row = con.execute(RUN, (MLFLOW_RUN_NAME, run_id)).fetchone()
             if row is None:
                 raise StoreError(f"{NOT_FOUND}: Run with id={run_id} not found", NOT_FOUND)
@@ -165,36 +151,30 @@ class Reader:
         page_token: str | None = None,
         order_by: Sequence[str] | None = None,
     ) -> Any:
-        condition = where(filter_string)
         newest_first = list(order_by or ()) in ([], ["attributes.start_time DESC"])
-        if condition is None or page_token is not None or not newest_first:
-            return self._through_mlflow().search_runs(
-                experiment_ids,
-                filter_string=filter_string,
-                max_results=max_results,
-                page_token=page_token,
-                order_by=list(order_by) if order_by else None,
+        condition = where(filter_string) if newest_first and page_token is None else None
+        if condition is not None:
+            sql, args = condition
+            marks = ",".join("?" * len(experiment_ids))
+            query = (
+                f"SELECT {COLUMNS} FROM runs r "
+                "LEFT JOIN tags n ON n.run_uuid = r.run_uuid AND n.key = ? "
+                f"WHERE r.experiment_id IN ({marks}) AND r.lifecycle_stage = ? AND {sql} "
+                f"{ORDER} LIMIT ?"
             )
-        sql, args = condition
-        marks = ",".join("?" * len(experiment_ids))
-        query = (
-            f"SELECT {COLUMNS} FROM runs r "
-            "LEFT JOIN tags n ON n.run_uuid = r.run_uuid AND n.key = ? "
-            f"WHERE r.experiment_id IN ({marks}) AND r.lifecycle_stage = ? AND {sql} "
-            f"{ORDER} LIMIT ?"
+            ids = [int(e) for e in experiment_ids]
+            with closing(read_only(self.path)) as con:
+                rows = con.execute(query, (MLFLOW_RUN_NAME, *ids, ACTIVE, *args, max_results + 1))
+                found = [_run(con, row) for row in rows.fetchall()]
+            if len(found) <= max_results:  # else more than a page: MLflow pages the search
+                return Page(found, None)
+        return self._through_mlflow().search_runs(
+            experiment_ids,
+            filter_string=filter_string,
+            max_results=max_results,
+            page_token=page_token,
+            order_by=list(order_by) if order_by else None,
         )
-        ids = [int(e) for e in experiment_ids]
-        with _connection(self.path) as con:
-            rows = con.execute(query, (MLFLOW_RUN_NAME, *ids, ACTIVE, *args, max_results + 1))
-            found = [_run(con, row) for row in rows.fetchall()]
-        if len(found) > max_results:  # more than a page: MLflow pages the whole search
-            return self._through_mlflow().search_runs(
-                experiment_ids,
-                filter_string=filter_string,
-                max_results=max_results,
-                order_by=list(order_by) if order_by else None,
-            )
-        return Page(found, None)
 
     def get_experiment(self, experiment_id: str) -> Experiment:
         found = self._experiment("experiment_id", experiment_id)
@@ -207,7 +187,7 @@ class Reader:
         return self._experiment("name", name)
 
     def _experiment(self, by: str, value: str) -> Experiment | None:
-        with _connection(self.path) as con:
+        with closing(read_only(self.path)) as con:
             row = con.execute(EXPERIMENT.format(by=by), (value,)).fetchone()
         return None if row is None else _experiment(row)
 
@@ -215,7 +195,7 @@ class Reader:
         """The active experiments, in MLflow's order (the newest first, then by id); a search
         past one page is MLflow's."""
         if page_token is None:
-            with _connection(self.path) as con:
+            with closing(read_only(self.path)) as con:
                 rows = con.execute(EXPERIMENTS, (ACTIVE, max_results + 1)).fetchall()
             if len(rows) <= max_results:
                 return Page([_experiment(row) for row in rows], None)
@@ -234,7 +214,13 @@ class Reader:
     # -- artifacts ---------------------------------------------------------------------------------
 
     def _root(self, run_id: str) -> Path | None:
-        return local_root(self.get_run(run_id).info.artifact_uri)
+        """Where the run's artifacts are on this machine (None: not in a local folder), read
+        alone: listing or fetching a file needs no tags, params or metrics."""
+        with closing(read_only(self.path)) as con:
+            row = con.execute(ROOT, (run_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"{NOT_FOUND}: Run with id={run_id} not found", NOT_FOUND)
+        return local_root(row[0] or "")
 
     def list_artifacts(self, run_id: str, path: str | None = None) -> list[FileInfo]:
         """The entries of a run's artifact folder ``path``, as MLflow's local repository lists

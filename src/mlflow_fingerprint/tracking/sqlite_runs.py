@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 from ..errors import ResolveError
 from ..layout import MLFLOW_RUN_NAME, TAG_SCHEMA
 from .experiment import SQLITE_BATCH, StoredRun
-from .local_store import read_only
+from .local_store import one_workspace, read_only
 from .pairs import Held, Pairs, pack
 from .progress import Progress
 from .store import sqlite_file
@@ -149,11 +149,8 @@ def _experiment_id(con: sqlite3.Connection, experiment: str) -> int | None:
     """The id of the experiment named ``experiment`` (else whose id it is), as MLflow's
     ``get_experiment_by_name`` then ``get_experiment`` find it; None where the file holds more
     than one workspace (MLflow then reads only the active one's)."""
-    columns = {row[1] for row in con.execute("PRAGMA table_info(experiments)")}
-    if "workspace" in columns:
-        (workspaces,) = con.execute("SELECT COUNT(DISTINCT workspace) FROM experiments").fetchone()
-        if workspaces > 1:
-            return None
+    if not one_workspace(con):
+        return None
     row = con.execute("SELECT experiment_id FROM experiments WHERE name = ?", (experiment,))
     found = row.fetchone()
     if found is None and experiment.isdigit():

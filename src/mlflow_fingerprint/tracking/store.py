@@ -99,14 +99,15 @@ def reader(tracking_uri: str | None) -> Any:
     uri = effective_uri(tracking_uri)
     from . import rest
 
-    if "mlflow" not in sys.modules and rest.serves(uri):
-        return rest.Reader(uri)
-    path = sqlite_file(uri)
-    if "mlflow" not in sys.modules and path is not None:
-        from . import sqlite_reader
+    if "mlflow" not in sys.modules:
+        if rest.serves(uri):
+            return rest.Reader(uri)
+        path = sqlite_file(uri)
+        if path is not None:
+            from . import sqlite_reader
 
-        if sqlite_reader.opens(path):
-            return sqlite_reader.Reader(path, uri)
+            if sqlite_reader.opens(path):
+                return sqlite_reader.Reader(path, uri)
     return client(uri)
 
 
