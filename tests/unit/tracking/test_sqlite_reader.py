@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 from mlflow import MlflowClient
-from mlflow.entities import Metric, Param, RunTag
 
 import mlflow_fingerprint as mfp
 from mlflow_fingerprint import layout
@@ -24,8 +23,7 @@ from mlflow_fingerprint.tracking import sqlite_reader
 from mlflow_fingerprint.tracking import store as tracking
 from mlflow_fingerprint.tracking.sqlite_reader import Reader, opens, where
 from support.records import cpu_record, log_run, new_store, rehash
-
-T0 = 1_700_000_000_000
+from support.sqlite_store import T0, runs_store, write
 
 
 def seen(run: Any) -> tuple[Any, ...]:
@@ -46,27 +44,7 @@ def seen(run: Any) -> tuple[Any, ...]:
 
 @pytest.fixture
 def store(tmp_path: Path, mlflow_db_template: Path) -> str:
-    uri = new_store(tmp_path, mlflow_db_template)
-    client = MlflowClient(uri)
-    exp = client.create_experiment("e", artifact_location=(tmp_path / "artifacts").as_uri())
-    other = client.create_experiment("other")
-    for i in range(4):  # two started in the same millisecond: ordered by id, as MLflow does
-        run_id = client.create_run(
-            exp, start_time=T0 + (i // 2) * 1000, run_name=f"r{i}"
-        ).info.run_id
-        metrics = [Metric("loss", 1.0 / (s + 1 + i), T0 + s, s) for s in range(3)]
-        metrics += [Metric("odd", float("nan"), T0, 4)] * (i == 1)
-        client.log_batch(
-            run_id,
-            metrics=metrics,
-            params=[Param("lr", str(0.1 * i))],
-            tags=[RunTag(layout.TAG_HASH_RECIPE, f"h{i % 2}"), RunTag("q", "it's")],
-        )
-        client.log_text(run_id, f"text {i}", layout.STEPS_ARTIFACT)
-        client.set_terminated(run_id, "FINISHED" if i != 2 else "FAILED")
-    client.delete_run(client.create_run(exp, run_name="deleted").info.run_id)
-    client.create_run(other, run_name="elsewhere")
-    return uri
+    return runs_store(tmp_path, mlflow_db_template)
 
 
 def path_of(uri: str) -> Path:
@@ -78,7 +56,7 @@ def test_a_run_is_what_mlflows_client_reads(store: str) -> None:
     every = client.search_runs(
         [e.experiment_id for e in client.search_experiments(view_type=3)], run_view_type=3
     )
-    assert len(every) == 6
+    assert len(every) == 7  # with the deleted run and the one whose name is in its tag only
     for run in every:
         assert seen(reader.get_run(run.info.run_id)) == seen(client.get_run(run.info.run_id))
     with pytest.raises(StoreError) as missing:
@@ -161,6 +139,10 @@ def test_experiments_and_local_artifacts(store: str, tmp_path: Path) -> None:
 
 
 def test_only_a_file_mlflow_made_and_finished_is_read_so(store: str, tmp_path: Path) -> None:
+    assert opens(path_of(store))
+    write(store, ("UPDATE experiments SET workspace = 'team' WHERE name = 'other'", ()))
+    assert not opens(path_of(store))  # MLflow reads the active workspace's experiments only
+    write(store, ("UPDATE experiments SET workspace = 'default' WHERE name = 'other'", ()))
     assert opens(path_of(store))
     other = tmp_path / "other.db"
     sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()

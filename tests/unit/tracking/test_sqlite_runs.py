@@ -12,14 +12,13 @@ from typing import Any
 
 import pytest
 from mlflow import MlflowClient
-from mlflow.entities import Metric, Param, RunTag
 
 from mlflow_fingerprint import layout
 from mlflow_fingerprint.errors import ResolveError
 from mlflow_fingerprint.tracking import sqlite_runs
 from mlflow_fingerprint.tracking.experiment import StoredRun, stored_run
 from mlflow_fingerprint.tracking.progress import Progress
-from support.records import new_store
+from support.sqlite_store import runs_store, write
 
 
 def rows(runs: list[StoredRun]) -> list[tuple[Any, ...]]:
@@ -37,41 +36,9 @@ def rows(runs: list[StoredRun]) -> list[tuple[Any, ...]]:
     ]  # fmt: skip
 
 
-def write(store: str, *statements: tuple[str, tuple[Any, ...]]) -> None:
-    """Change the store's file behind MLflow's back, as another program would."""
-    con = sqlite3.connect(store.removeprefix("sqlite:///"))
-    with con:
-        for sql, args in statements:
-            con.execute(sql, args)
-    con.close()
-
-
 @pytest.fixture
 def store(tmp_path: Path, mlflow_db_template: Path) -> str:
-    uri = new_store(tmp_path, mlflow_db_template)
-    client = MlflowClient(uri)
-    exp = client.create_experiment("e", artifact_location=(tmp_path / "artifacts").as_uri())
-    other = client.create_experiment("other")
-    same_time = 1_700_000_000_000
-    for i in range(4):  # two started in the same millisecond: ordered by id, as MLflow does
-        run = client.create_run(exp, start_time=same_time + (i // 2) * 1000, run_name=f"r{i}")
-        run_id = run.info.run_id
-        metrics = [Metric("loss", 1.0 / (s + 1 + i), same_time + s, s) for s in range(3)]
-        metrics.append(Metric("val_loss", 0.5 + i, same_time, 0))
-        metrics += [Metric("odd", float("nan"), same_time, 4)] * (i == 1)
-        client.log_batch(
-            run_id,
-            metrics=metrics,
-            params=[Param("lr", str(0.1 * i)), Param("b", "x")],
-            tags=[RunTag(layout.TAG_HASH, f"h{i % 2}"), RunTag("z", "1"), RunTag("a", "2")],
-        )
-        client.set_terminated(run_id, "FINISHED" if i != 2 else "FAILED")
-    bare = client.create_run(exp, start_time=same_time + 9000, run_name="bare")  # nothing logged
-    client.delete_run(client.create_run(exp, run_name="deleted").info.run_id)
-    client.create_run(other, run_name="elsewhere")
-    # a run whose name column is empty: its name from the mlflow.runName tag
-    write(uri, ("UPDATE runs SET name = '' WHERE run_uuid = ?", (bare.info.run_id,)))
-    return uri
+    return runs_store(tmp_path, mlflow_db_template)
 
 
 def read(store: str, experiment: str, size: int = sqlite_runs.SQLITE_BATCH) -> list[StoredRun]:
