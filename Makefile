@@ -111,10 +111,15 @@ compiled: setup
 # tests/support/process_hooks.py, imported at every interpreter's start through
 # its .pth, does it only where MFP_TESTS_PROCESS_HOOKS=1 (tests/conftest.py sets it). A program
 # run outside the tests is not touched.
+# With lazy bytecode, the .pth also keeps what every interpreter of the venv compiles in
+# $(PYCACHE), PYTHONPYCACHEPREFIX or not: a process the tests start with a bare environment (a
+# README block in a fresh shell, a Slurm job with --export=NONE) would otherwise compile torch and
+# MLflow again beside their sources, 8-12 CPU-seconds each time.
 test-hooks: setup
 	purelib="$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" && \
 	cp tests/support/process_hooks.py "$$purelib/mfp_tests_process_hooks.py" && \
-	cp tests/support/process_hooks.pth "$$purelib/mfp_tests_process_hooks.pth"
+	cp tests/support/process_hooks.pth "$$purelib/mfp_tests_process_hooks.pth" $(if $(LAZY),&& \
+	echo "import sys; sys.pycache_prefix = sys.pycache_prefix or '$(PYCACHE)'" >> "$$purelib/mfp_tests_process_hooks.pth")
 
 # mypy reads what to check from pyproject.toml ([tool.mypy]: src/, the strict packages).
 lint: setup
