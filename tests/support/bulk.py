@@ -135,6 +135,16 @@ class Rest:
             got.raise_for_status()
             return got.json()["experiment"]["experiment_id"]
 
+    def artifact_root(self, experiment_id: str) -> str:
+        """Where the server keeps experiment ``experiment_id``'s runs' artifacts."""
+        got = self._session().get(
+            f"{self.url}{API}/experiments/get",
+            params={"experiment_id": experiment_id},
+            timeout=self.timeout_s,
+        )
+        got.raise_for_status()
+        return str(got.json()["experiment"]["artifact_location"]).rstrip("/")
+
     def create_run(
         self, experiment_id: str, spec: RunSpec, start_ms: int, finish: bool = True
     ) -> str:
@@ -190,6 +200,60 @@ def create_runs(
             for i, spec in enumerate(specs)
         ]
         return [f.result() for f in futures]
+
+
+def run_row(
+    run_id: str, name: str, experiment_id: str, root: str, start_ms: int, end_ms: int | None
+) -> dict[str, Any]:
+    """A row of MLflow's ``runs`` table as the server writes it for a run it creates (FINISHED
+    where it has ended), its artifacts under the experiment's ``root``."""
+    return {
+        "run_uuid": run_id,
+        "name": name,
+        "source_type": "LOCAL",
+        "source_name": "",
+        "entry_point_name": "",
+        "user_id": "bulk",
+        "status": "RUNNING" if end_ms is None else "FINISHED",
+        "start_time": start_ms,
+        "end_time": end_ms,
+        "deleted_time": None,
+        "source_version": "",
+        "lifecycle_stage": "active",
+        "artifact_uri": f"{root}/{run_id}/artifacts",
+        "experiment_id": int(experiment_id),
+    }
+
+
+def insert_runs(
+    url: str, backend_uri: str, experiment_id: str, specs: Iterable[RunSpec], start_ms: int
+) -> list[str]:
+    """Create every run in ``specs`` as :meth:`Rest.create_run` does without ``finish`` (the
+    run, its tags, RUNNING), straight into the server's database (``backend_uri``, MLflow's own
+    tables, one insert per table): for runs that only need to be there. A thousand cost the
+    server and the test some 27 CPU-seconds through REST, one request each; here under one."""
+    import uuid
+
+    import sqlalchemy
+    from mlflow.store.tracking.dbmodels import models
+
+    root = Rest(url).artifact_root(experiment_id)
+    runs: list[dict[str, Any]] = []
+    tags: list[dict[str, Any]] = []
+    for i, spec in enumerate(specs):
+        run_id = uuid.uuid4().hex
+        runs.append(run_row(run_id, spec.name, experiment_id, root, start_ms + i, None))
+        own = {**run_tags(record_with_hashes(spec.hashes, spec.seed), spec.seed)}
+        own["mlflow.runName"] = spec.name
+        tags += [{"key": k, "value": v, "run_uuid": run_id} for k, v in own.items()]
+    engine = sqlalchemy.create_engine(backend_uri)
+    try:
+        with engine.begin() as conn:
+            conn.execute(models.SqlRun.__table__.insert(), runs)
+            conn.execute(models.SqlTag.__table__.insert(), tags)
+    finally:
+        engine.dispose()
+    return [run["run_uuid"] for run in runs]
 
 
 def filler_specs(count: int, offset: int = 0) -> list[RunSpec]:

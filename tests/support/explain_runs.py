@@ -31,7 +31,7 @@ import numpy as np
 from mlflow_fingerprint import layout
 from mlflow_fingerprint.model.hashing import digest, group_payload
 from mlflow_fingerprint.tracking.tags import fingerprint_tags
-from support.bulk import Rest
+from support.bulk import Rest, run_row
 from support.records import cpu_capture, edit, gpu_record
 
 MACHINES = {  # name -> (torch version, effect on the metric)
@@ -216,13 +216,7 @@ def write_runs_sql(
 
     rest = Rest(url)
     experiment_id = rest.experiment(experiment)
-    got = rest._session().get(
-        f"{rest.url}/api/2.0/mlflow/experiments/get",
-        params={"experiment_id": experiment_id},
-        timeout=rest.timeout_s,
-    )
-    got.raise_for_status()
-    location = got.json()["experiment"]["artifact_location"].rstrip("/")
+    location = rest.artifact_root(experiment_id)
     engine = sqlalchemy.create_engine(backend_uri)
     tables = {
         name: model.__table__
@@ -252,24 +246,7 @@ def write_runs_sql(
         path = _artifact_folder(artifact_uri, destination) / layout.FINGERPRINT_ARTIFACT
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(run.record))
-        rows["runs"].append(
-            {
-                "run_uuid": run_id,
-                "name": run.name,
-                "source_type": "LOCAL",
-                "source_name": "",
-                "entry_point_name": "",
-                "user_id": "bench",
-                "status": "FINISHED",
-                "start_time": start,
-                "end_time": start + 1000,
-                "deleted_time": None,
-                "source_version": "",
-                "lifecycle_stage": "active",
-                "artifact_uri": artifact_uri,
-                "experiment_id": int(experiment_id),
-            }
-        )
+        rows["runs"].append(run_row(run_id, run.name, experiment_id, location, start, start + 1000))
         tags = {**fingerprint_tags(run.record, set()), "mlflow.runName": run.name}
         rows["tags"] += [{"key": k, "value": v, "run_uuid": run_id} for k, v in tags.items()]
         params = {**run.params, "seed": str(run.record["seeds"]["requested"])}
