@@ -226,7 +226,11 @@ def run_row(
 
 
 def insert_runs(
-    url: str, backend_uri: str, experiment_id: str, specs: Iterable[RunSpec], start_ms: int
+    url: str,
+    backend_uri: str,
+    experiment_id: str,
+    specs: Iterable[RunSpec],
+    start_ms: int | None = None,
 ) -> list[str]:
     """Create every run in ``specs`` as :meth:`Rest.create_run` does without ``finish`` (the
     run, its tags, RUNNING), straight into the server's database (``backend_uri``, MLflow's own
@@ -238,12 +242,13 @@ def insert_runs(
     from mlflow.store.tracking.dbmodels import models
 
     root = Rest(url).artifact_root(experiment_id)
+    base = int(time.time() * 1000) if start_ms is None else start_ms
     runs: list[dict[str, Any]] = []
     tags: list[dict[str, Any]] = []
     for i, spec in enumerate(specs):
         run_id = uuid.uuid4().hex
-        runs.append(run_row(run_id, spec.name, experiment_id, root, start_ms + i, None))
-        own = {**run_tags(record_with_hashes(spec.hashes, spec.seed), spec.seed)}
+        runs.append(run_row(run_id, spec.name, experiment_id, root, base + i, None))
+        own = run_tags(record_with_hashes(spec.hashes, spec.seed), spec.seed)
         own["mlflow.runName"] = spec.name
         tags += [{"key": k, "value": v, "run_uuid": run_id} for k, v in own.items()]
     engine = sqlalchemy.create_engine(backend_uri)

@@ -8,7 +8,6 @@ bucket itself, not only through MLflow's answers.
 from __future__ import annotations
 
 import json
-import time
 import warnings
 from pathlib import Path
 from types import ModuleType
@@ -232,16 +231,16 @@ def test_find_reads_no_more_with_ten_times_the_non_matching_runs(
     target = {k: bulk.fake_hash(experiment_name, k) for k in bulk.HASH_KEYS}
     twins = bulk.create_runs(uri, experiment_id, bulk.twin_specs(5, target))
     bulk.attach_fingerprint(uri, twins[0], bulk.record_with_hashes(target))
-    # The filler only needs to be there: written into the server's tables, as the REST calls
-    # would leave it (support/bulk.py), older than the twins as the runs made first are.
-    database, before = team_postgres.uri(), int(time.time() * 1000) - 10**7
-    bulk.insert_runs(uri, database, experiment_id, bulk.filler_specs(n, offset=0), before)
+    # The filler only needs to be there: written into the server's tables as the REST calls
+    # would leave it (support/bulk.py), started after the twins.
+    database = team_postgres.uri()
+    bulk.insert_runs(uri, database, experiment_id, bulk.filler_specs(n, offset=0))
     at_n = _find_reads(uri, twins[0], monkeypatch)
-    bulk.insert_runs(uri, database, experiment_id, bulk.filler_specs(9 * n, offset=n), before + n)
+    bulk.insert_runs(uri, database, experiment_id, bulk.filler_specs(9 * n, offset=n))
     at_10n = _find_reads(uri, twins[0], monkeypatch)
     client = MlflowClient(uri)
-    for first_and_last in (bulk.filler_specs(1)[0], bulk.filler_specs(1, offset=10 * n - 1)[0]):
-        wanted = f"tags.`{layout.TAG_HASH}` = '{first_and_last.hashes['fingerprint']}'"
+    for spec in (bulk.filler_specs(1)[0], bulk.filler_specs(1, offset=10 * n - 1)[0]):
+        wanted = f"tags.`{layout.TAG_HASH}` = '{spec.hashes['fingerprint']}'"
         assert len(client.search_runs([experiment_id], wanted)) == 1  # the server reads them
     assert at_n == at_10n == (4, 5)  # four twins, read with the run itself
 
