@@ -242,11 +242,11 @@ def write_runs_sql(
     for run in runs:
         run_id = uuid.uuid4().hex
         start = base + count
-        artifact_uri = f"{location}/{run_id}/artifacts"
-        path = _artifact_folder(artifact_uri, destination) / layout.FINGERPRINT_ARTIFACT
+        row = run_row(run_id, run.name, experiment_id, location, start, start + 1000)
+        rows["runs"].append(row)
+        path = _artifact_folder(row["artifact_uri"], destination) / layout.FINGERPRINT_ARTIFACT
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(run.record))
-        rows["runs"].append(run_row(run_id, run.name, experiment_id, location, start, start + 1000))
         tags = {**fingerprint_tags(run.record, set()), "mlflow.runName": run.name}
         rows["tags"] += [{"key": k, "value": v, "run_uuid": run_id} for k, v in tags.items()]
         params = {**run.params, "seed": str(run.record["seeds"]["requested"])}
