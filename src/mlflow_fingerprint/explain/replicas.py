@@ -197,6 +197,22 @@ class Reseeded(Mapping[str, Any]):
             return self._params is not None
         return key in ("seeds", "data") and self._new != self._old
 
+    @property
+    def base(self) -> Mapping[str, Any]:
+        """The record this one is made from: what its replicates share."""
+        return self._base
+
+    @property
+    def seed(self) -> int:
+        """This record's seed."""
+        return self._new
+
+    @property
+    def reseeded(self) -> bool:
+        """Its seed is not its base's: its seeded sections are made, and a ``seeds`` or ``data``
+        section the base lacks reads as None."""
+        return self._new != self._old
+
     def walked(self) -> Mapping[str, Any]:
         """This record as the walk that finds the fields that vary reads it: each seeded section
         an :class:`Overlay` of the base's, with the seed in the places it holds it, not a new
@@ -240,7 +256,7 @@ class Overlay(Mapping[str, Any]):
         where = self._where.get(key)
         if where is None:
             return self._held[key]
-        return _put(self._under[key], where, self._new)
+        return put_seed(self._under[key], where, self._new)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._held)
@@ -252,7 +268,7 @@ class Overlay(Mapping[str, Any]):
         return key in self._held
 
 
-def _put(value: Any, where: Any, new: int) -> Any:
+def put_seed(value: Any, where: Any, new: int) -> Any:
     """``value`` with ``new`` in the places ``where`` names: a list is made again (its items in
     place, overlaid where they hold the seed), a mapping overlaid."""
     if where == SEED:
@@ -261,20 +277,20 @@ def _put(value: Any, where: Any, new: int) -> Any:
         return str(new)
     if isinstance(value, Mapping):
         return Overlay(value, where, new)
-    return [_put(v, where[i], new) if i in where else v for i, v in enumerate(value)]
+    return [put_seed(v, where[i], new) if i in where else v for i, v in enumerate(value)]
 
 
-def _places(held: Any, probe: Any) -> Any:
+def seed_places(held: Any, probe: Any) -> Any:
     """Where ``probe`` (``held`` with another seed put in) differs from ``held``: None where
     nowhere; :data:`SEED` or :data:`TEXT` for a leaf; else the places under each key or index."""
     if held is probe:
         return None
     if isinstance(held, Mapping) and isinstance(probe, Mapping):
-        found = {k: p for k in held if (p := _places(held[k], probe.get(k))) is not None}
+        found = {k: p for k in held if (p := seed_places(held[k], probe.get(k))) is not None}
         return found or None
     if isinstance(held, list) and isinstance(probe, list) and len(held) == len(probe):
         pairs = enumerate(zip(held, probe, strict=True))
-        listed = {i: p for i, (a, b) in pairs if (p := _places(a, b)) is not None}
+        listed = {i: p for i, (a, b) in pairs if (p := seed_places(a, b)) is not None}
         return listed or None
     if type(held) is type(probe) and held == probe:
         return None
@@ -288,7 +304,7 @@ def seed_positions(base: Mapping[str, Any], old: int) -> dict[str, Any]:
     found = {}
     for key in SEEDED:
         if key in base:
-            places = _places(base[key], _section(base, key, old, probe))
+            places = seed_places(base[key], _section(base, key, old, probe))
             if places is not None:
                 found[key] = places
     return found

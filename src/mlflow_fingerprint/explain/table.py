@@ -29,7 +29,7 @@ from ..model.hashing import VOLATILE
 from ..model.missing import MISSING
 from ..model.vocabulary import Coverage, Effect
 from .groups import is_seed_field, replicate_key
-from .replicas import Reseeded
+from .stand_ins import varying_records
 
 ABSENT = "absent"
 UNAVAILABLE = "unavailable"
@@ -101,12 +101,6 @@ def _summary(row: RunRecord) -> dict[str, Any]:
     return _fields_of(summary_record(row.record) if row.coverage == "full" else row.record)
 
 
-def _walked(record: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A record as the walk reads it: a replicate's seeded sections overlaid on its recipe's
-    (``Reseeded.walked``), not copied."""
-    return record.walked() if isinstance(record, Reseeded) else record
-
-
 def _runs_where(rows: Sequence[RunRecord], known: Callable[[RunRecord], bool]) -> Sequence[int]:
     """The positions of the rows ``known`` holds for: a range where it is all of them (a list
     of 100,000 positions is 3.6 MB, held while the walk is under it)."""
@@ -131,8 +125,8 @@ def _candidates(rows: Sequence[RunRecord]) -> Iterator[tuple[str, Sequence[int],
             yield path, tagged, values
     whole = _runs_where(rows, lambda r: r.coverage == "full")
     if len(whole) >= 2:
-        records = [_walked(rows[i].record) for i in whole]
-        for path, values in varying(records, leave_out=NOT_RECORDED):
+        records = [rows[i].record for i in whole]
+        for path, values in varying_records(records, NOT_RECORDED):
             if path not in summarised:
                 yield path, whole, values
 
