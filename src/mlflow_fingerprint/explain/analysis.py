@@ -26,7 +26,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .anova import Anova, Cells, Term, anova, cells, design_rank
-from .design import Block, blocks, column, encode, short_names
+from .design import Block, blocks, column, encode, first_seen, short_names
 from .ftest import f_survival, holm
 from .groups import Groups, NoiseFloor, Outlying, noise_floor, outliers
 from .result import Factor, Level, Noise, Separation
@@ -279,13 +279,11 @@ def _factor(
         fields, confounded, kind, near = block.fields, block.confounded, "main", block.near
     else:
         a, b = parts
-        pairs = [
-            f"{la} × {lb}"
-            for la, lb in zip(
-                (a.labels[c] for c in a.codes), (b.labels[c] for c in b.codes), strict=True
-            )
-        ]
-        codes, labels = encode(pairs)
+        # each pair of values named once, from its first run, not once a run
+        every, firsts = first_seen(np.column_stack([a.codes, b.codes]))
+        pairs = [f"{a.labels[a.codes[i]]} × {b.labels[b.codes[i]]}" for i in firsts]
+        combined, labels = encode(pairs)
+        codes = combined[every]
         label = _pair_label(found, term)
         fields, confounded, kind, near = (*a.fields, *b.fields), False, "interaction", False
     lead = info[fields[0]]

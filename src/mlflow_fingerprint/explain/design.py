@@ -86,13 +86,21 @@ def unique_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     only the distinct ones are sorted: a few hundred configurations among 100,000 runs, where
     ``np.unique`` sorts every row."""
     rows = np.ascontiguousarray(matrix)
-    seen: dict[bytes, int] = {}
-    first_of = np.fromiter(
-        (seen.setdefault(row.tobytes(), len(seen)) for row in rows), np.int64, len(rows)
-    )
-    _, firsts = np.unique(first_of, return_index=True)
+    first_of, firsts = first_seen(rows)
     distinct, where = np.unique(rows[firsts], axis=0, return_inverse=True)
     return distinct, np.asarray(where).reshape(-1)[first_of]
+
+
+def first_seen(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's code among the distinct rows, numbered in order of first appearance (as
+    :func:`encode` numbers values), and the first row of each."""
+    rows = np.ascontiguousarray(matrix)
+    seen: dict[bytes, int] = {}
+    codes = np.fromiter(
+        (seen.setdefault(row.tobytes(), len(seen)) for row in rows), np.int64, len(rows)
+    )
+    _, firsts = np.unique(codes, return_index=True)
+    return codes, firsts
 
 
 def rank(parts: Sequence[Block]) -> int:
@@ -175,21 +183,23 @@ def _block(
     columns: Sequence[Column], texts: dict[str, tuple[str, ...]], near: bool = False
 ) -> Block:
     settings = _settings(columns, texts)
-    n = len(columns[0].codes)
+    fields = tuple(c.field for c in columns)
     if len(settings) == 1:
-        labels_per_run: Sequence[object] = texts[settings[0]]
-    else:
-        _, every = encode([tuple(texts[s][i] for s in settings) for i in range(n)])
-        leads = settings[:2]
-        _, by_leads = encode([tuple(texts[s][i] for s in leads) for i in range(n)])
-        named = leads if len(by_leads) == len(every) else settings  # the leads say it all
-        names = short_names(named)
-        labels_per_run = [
-            ", ".join(f"{name}={texts[s][i]}" for name, s in zip(names, named, strict=True))
-            for i in range(n)
-        ]
-    codes, labels = encode(labels_per_run)
-    return Block(tuple(c.field for c in columns), settings, codes, labels, near)
+        codes, labels = encode(texts[settings[0]])
+        return Block(fields, settings, codes, labels, near)
+    of = {c.field: c.codes for c in columns}
+    every, firsts = first_seen(np.column_stack([of[s] for s in settings]))
+    leads = settings[:2]
+    _, by_leads = first_seen(np.column_stack([of[s] for s in leads]))
+    named = leads if len(by_leads) == len(firsts) else settings  # the leads say it all
+    names = short_names(named)
+    # each combination of values named once, from its first run, not once a run
+    said = [
+        ", ".join(f"{name}={texts[s][i]}" for name, s in zip(names, named, strict=True))
+        for i in firsts
+    ]
+    combined, labels = encode(said)
+    return Block(fields, settings, combined[every], labels, near)
 
 
 def short_names(fields: Sequence[str]) -> list[str]:

@@ -55,7 +55,7 @@ class FieldInfo:
 @dataclass(frozen=True)
 class Table:
     fields: tuple[FieldInfo, ...]  # what the model uses: known in every run, most likely first
-    texts: Mapping[str, tuple[str, ...]]  # each used (and seed) field's value in each run
+    texts: Mapping[str, tuple[str, ...]]  # each used field's value in each run
     seeds: tuple[str, ...]  # seed fields that varied: what replicates differ in
     missing: tuple[str, ...]  # fields that vary but some runs cannot know
     keys: tuple[Hashable, ...]  # each run's replicate key
@@ -143,13 +143,11 @@ def build(rows: Sequence[RunRecord]) -> Table:
         if info is None:
             continue
         if is_seed_field(path):
-            seeds.append(path)
+            seeds.append(path)  # what replicates differ in: named, never a column
         elif len(knowers) < len(rows):
             missing.append(path)
-            continue
         else:
             used.append(info)
-        if len(knowers) == len(rows):
             texts[path] = _texts(values)
     used.sort(key=lambda f: f.order)
     # replicates share one key object: a key is a tuple of (field, value) pairs, about 1 KB a

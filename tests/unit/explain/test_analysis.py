@@ -64,6 +64,11 @@ def test_an_interaction_without_main_effects_is_found() -> None:
     (interaction,) = [f for f in found.factors if f.kind == "interaction"]
     assert interaction.fields == ("program.call.a", "program.call.b")
     assert interaction.verdict == "important"
+    # each pair of values a level, over the runs that hold that pair
+    own = np.array([f"{x} × {z}" for x, z in zip(a, b, strict=True)])
+    assert {lv.value: lv.n for lv in interaction.by_value} == dict.fromkeys(set(own), 6)
+    for level in interaction.by_value:
+        assert level.mean == pytest.approx(y[own == level.value].mean())
 
 
 def test_without_replicates_the_noise_is_the_residual_and_says_so() -> None:

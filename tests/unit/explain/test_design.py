@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlflow_fingerprint.explain.design import Block, cramers_v, rank, treatment
+from mlflow_fingerprint.explain.design import Block, cramers_v, first_seen, rank, treatment
 from support.blocks import design_blocks, texts_of
 
 
@@ -16,6 +16,24 @@ def test_fields_with_the_same_partition_are_one_block_of_two_settings() -> None:
     assert [b.fields for b in found] == [("gpu", "torch"), ("seedless",)]
     assert found[0].confounded
     assert found[0].labels == ("gpu=A100, torch=2.5", "gpu=H100, torch=2.7")
+
+
+def test_a_block_names_each_combination_of_its_settings_in_the_order_the_runs_show_it() -> None:
+    """Codes and labels as each run's own label would give them: a combination first seen late
+    is numbered late, and a run's code names its values."""
+    driver = ["550", "535", "550", "560", "535", "560"] * 2
+    arch = ["hopper", "ampere", "hopper", "hopper", "ampere", "hopper"] * 2
+    (block,) = design_blocks(texts_of(driver=driver, arch=arch))
+    own = [f"driver={d}, arch={a}" for d, a in zip(driver, arch, strict=True)]
+    assert block.labels == tuple(dict.fromkeys(own))
+    assert [block.labels[c] for c in block.codes] == own
+    assert block.labels[2] == "driver=560, arch=hopper"
+
+
+def test_rows_are_numbered_in_order_of_first_appearance() -> None:
+    codes, firsts = first_seen(np.array([[1, 2], [0, 0], [1, 2], [0, 1], [0, 0]]))
+    assert codes.tolist() == [0, 1, 0, 2, 1]
+    assert firsts.tolist() == [0, 1, 3]
 
 
 def test_the_same_value_recorded_twice_is_one_setting_not_a_confound() -> None:
