@@ -24,26 +24,29 @@ from typing import Any
 from ..compare.fields import varying
 from .replicas import Reseeded, put_seed, seed_places
 
+# What a stand-in is held under: a record's id, or a replicate's base's id and its seed.
+Key = int | tuple[int, int]
+
 
 def varying_records(
     records: Sequence[Mapping[str, Any]], leave_out: frozenset[str]
 ) -> Iterator[tuple[str, list[Any]]]:
     """``compare.fields.varying(records, leave_out=leave_out)``, walking the stand-ins."""
     stand_ins: list[Mapping[str, Any]] = []
-    held: dict[Any, int] = {}  # a record's id, or (its base's id, its seed) -> its stand-in
+    held: dict[Key, int] = {}  # -> its stand-in's place, or ~r as in plan
     firsts: dict[int, list[int]] = {}  # a base's id -> the stand-ins of its first two seeds
     recipes: list[list[int]] = []  # the stand-ins of each recipe with more than two seeds
     numbered: dict[int, int] = {}  # a base's id -> its place among recipes
     plan: list[int] = []  # each record's stand-in; ~r for a seed of recipe r without one
 
-    def stand_in(key: Any, record: Mapping[str, Any]) -> int:
+    def stand_in(key: Key, record: Mapping[str, Any]) -> int:
         held[key] = len(stand_ins)
         stand_ins.append(record)
         return held[key]
 
     for record in records:
         if not isinstance(record, Reseeded):
-            key: Any = id(record)
+            key: Key = id(record)
             k = held.get(key)
             plan.append(stand_in(key, record) if k is None else k)
             continue
