@@ -239,23 +239,43 @@ def test_a_store_that_does_not_answer_exits_2(uri, tmp_path):
     assert not (tmp_path / "no").exists(), "a reader must not create a store"
 
 
-def test_json_file_diff_imports_neither_torch_nor_mlflow_nor_numpy(tmp_path):
-    """Nor numpy: metric histories are numpy arrays, and two files hold none (56 ms of a
-    0.23 s answer when the comparator's summary rules imported them for their types)."""
-    a = write(tmp_path, "a", cpu_record())
-    b = write(tmp_path, "b", seeded(cpu_record(), 3))
+def diff_in_a_fresh_process(*argv: str, heavy: tuple[str, ...]) -> tuple[str, str]:
+    """``fingerprint diff ARGV --format json`` in a new interpreter: its exit code and which of
+    ``heavy`` it imported (the last line of its stderr), and its report."""
     code = (
         "import sys\n"
         "from mlflow_fingerprint.cli.main import main\n"
-        f"rc = main(['diff', {a!r}, {b!r}, '--format', 'json'])\n"
-        "heavy = [m for m in ('mlflow', 'numpy', 'sqlalchemy', 'torch') if m in sys.modules]\n"
+        f"rc = main(['diff', *{list(argv)!r}, '--format', 'json'])\n"
+        f"heavy = [m for m in {heavy!r} if m in sys.modules]\n"
         "print(rc, heavy, file=sys.stderr)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
     )
-    assert done.stderr.strip() == "1 []", done.stderr
-    assert json.loads(done.stdout)["differences"][0]["field"] == "seeds.requested"
+    return done.stderr.strip().rsplit("\n", 1)[-1], done.stdout
+
+
+def test_json_file_diff_imports_neither_torch_nor_mlflow_nor_numpy(tmp_path):
+    """Nor numpy: metric histories are numpy arrays, and two files hold none (56 ms of a
+    0.23 s answer when the comparator's summary rules imported them for their types)."""
+    a = write(tmp_path, "a", cpu_record())
+    b = write(tmp_path, "b", seeded(cpu_record(), 3))
+    said, report = diff_in_a_fresh_process(a, b, heavy=("mlflow", "numpy", "sqlalchemy", "torch"))
+    assert said == "1 []"
+    assert json.loads(report)["differences"][0]["field"] == "seeds.requested"
+
+
+def test_a_local_store_diff_imports_neither_mlflow_nor_sqlalchemy(tmp_path, mlflow_db_template):
+    """Two runs of a sqlite file are read from its tables: the command imports neither MLflow nor
+    SQLAlchemy (which reading the URL through ``make_url`` alone cost 0.16-0.43 s)."""
+    uri = new_store(tmp_path, mlflow_db_template)
+    a = log_run(uri, "x", "a", cpu_record(), {"loss": [1.0, 0.5]}, seed=0)
+    b = log_run(uri, "x", "b", seeded(cpu_record(), 3), {"loss": [1.0, 0.6]}, seed=3)
+    said, report = diff_in_a_fresh_process(
+        a, b, "--tracking-uri", uri, heavy=("mlflow", "sqlalchemy")
+    )
+    assert said == "1 []"
+    assert json.loads(report)["differences"][0]["field"] == "seeds.requested"
 
 
 def test_newer_schema_is_refused_with_one_line(capsys, tmp_path):

@@ -19,6 +19,37 @@ from mlflow_fingerprint.tracking.client import _translated
 from support.hot_journal import die_inside_a_commit
 
 
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "sqlite:///mlflow.db",
+        "sqlite:////tmp/a b/x.db",
+        "sqlite:////tmp/a%20b/x%3F.db",
+        "sqlite:////tmp/x.db?mode=ro&cache=shared",
+        "sqlite:///rel/x.db#part",
+        "sqlite:////tmp/x@y/z.db",
+        "sqlite://user:pw@host:12/db.sqlite",
+        "sqlite://[::1]/d",
+        "sqlite:///:memory:",
+        "sqlite://",
+        "sqlite:///",
+    ],
+)
+def test_a_sqlite_uri_names_the_file_sqlalchemy_opens(uri: str) -> None:
+    from sqlalchemy.engine import make_url
+
+    database = make_url(uri).database
+    expected = Path(database) if database and database != ":memory:" else None
+    assert local_store.sqlite_file(uri) == expected
+
+
+def test_a_uri_sqlalchemy_cannot_read_is_a_value_error_and_another_store_no_file() -> None:
+    with pytest.raises(ValueError, match="not a database URL"):
+        local_store.sqlite_file("sqlite:mlflow.db")
+    assert local_store.sqlite_file("http://127.0.0.1:5000") is None
+    assert local_store.sqlite_file("postgresql://u@h/db") is None
+
+
 def test_the_first_use_lock_is_exclusive_for_a_creator_and_shared_for_openers(
     tmp_path: Path,
 ) -> None:
