@@ -86,8 +86,7 @@ def sqlite_file(uri: str) -> Path | None:
     found = _DATABASE_URL.match(uri)
     if found is None:
         raise ValueError("not a database URL SQLAlchemy can read (sqlite:///PATH)")
-    database = found["database"]
-    database = unquote(database) if database is not None else None
+    database = unquote(found["database"] or "")
     return Path(database) if database and database != ":memory:" else None
 
 

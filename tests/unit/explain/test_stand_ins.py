@@ -71,14 +71,17 @@ def every_record(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[A
 
 def test_a_history_of_replicates_gives_the_fields_and_values_of_every_record(bases) -> None:
     """Two recipes, each with its base, a replicate of the base's own seed, one seed twice and
-    seven others; a record read for itself (another learning rate); a recipe whose base is not
-    among the runs. The same fields, in the same order, with the same value in each run."""
+    seven others; a record read for itself (another learning rate); a third recipe whose base is
+    not among the runs. The same fields, in the same order, with the same value in each run."""
     first, second, _ = bases
     lone = base_record(0.3, 11)
     records: list[Mapping[str, Any]] = [first[0], replicate(first, 3), second[0]]
     records += [replicate(first, s) for s in (4, 4, 5, 6, 7, 8, 9, 10)]
     records += [lone, *(replicate(second, s) for s in (1, 2, 7, 9, 12))]
-    records += [replicate((base_record(0.4, 0), bases[0][1]), s) for s in (20, 21, 22)]
+    absent = base_record(0.4, 0)
+    lent = replicas.lender(absent, fingerprint_tags(absent, set()))
+    assert lent is not None
+    records += [replicate((absent, lent), s) for s in (20, 21, 22)]
     found = list(stand_ins.varying_records(records, NOT_RECORDED))
     assert as_read(found) == as_read(every_record(records))
     paths = [path for path, _ in found]
