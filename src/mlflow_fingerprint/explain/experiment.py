@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -26,6 +26,7 @@ from ..compare.partial import has_fingerprint_tags, record_from_tags
 from ..compare.resolve import find_experiment_id, parse_record
 from ..errors import ExplainError, FingerprintError, ResolveError
 from ..model.schema import check_version
+from ..model.vocabulary import Coverage
 from ..redact import masked_view
 from ..tracking import experiment as reads
 from ..tracking import sqlite_runs
@@ -36,7 +37,7 @@ from . import replicas
 from .analysis import analyse
 from .options import ExplainOptions
 from .result import Explanation, Group, LeftOut, Missing, Noise, Outlier
-from .table import RunRecord, build
+from .table import RunRecord, Table, build
 
 MIN_RUNS = 3
 # The largest metric value explain analyses: its squares, summed over a million runs, stay far
@@ -177,15 +178,27 @@ def _parsed(data: bytes, run_id: str, seen: Parsed) -> dict[str, Any]:
     return record
 
 
-def _params(run: reads.StoredRun) -> dict[str, str]:
-    """A user's params, shown masked where they look secret, as ``diff`` shows them."""
+# Each distinct set of params a run logged, as :func:`_params` shows it: (name, value) pairs ->
+# the one mapping the runs that logged them share.
+SharedParams = dict[tuple[tuple[str, str], ...], Mapping[str, str]]
+
+
+def _params(run: reads.StoredRun, held: SharedParams) -> Mapping[str, str]:
+    """A user's params, shown masked where they look secret, as ``diff`` shows them; one
+    mapping for the runs that logged the same ones (``held``): a sweep logs a few sets of
+    params over many seeds, and a mapping in each run's record was most of a replicate's
+    record (18 MiB at 100,000 runs). Nothing writes to it."""
     user = tracking.user_params(dict(run.params))
-    return {shown(k): shown(v, k) for k, v in user.items()}
+    pairs = tuple((shown(k), shown(v, k)) for k, v in user.items())
+    return held.setdefault(pairs, dict(pairs))
 
 
-def _record(run: reads.StoredRun, data: bytes | None, seen: Parsed) -> tuple[RunRecord, str | None]:
+def _record(
+    run: reads.StoredRun, data: bytes | None, lending: Lending
+) -> tuple[RunRecord, str | None]:
     """The run's record as the analysis reads it, and why it is not whole where it is not."""
-    params = _params(run)
+    params = _params(run, lending.params)
+    seen = lending.seen
     why = "no fingerprint artifact"
     if data is not None:
         try:
@@ -214,13 +227,14 @@ class Asked:
 class Lending:
     """What the pages of runs read so far hold for the next ones: the base of each recipe's
     replicates (``replicas.group_key`` -> the first run with it) and what it lends them (None
-    where its record is not whole or not sound), each record parsed (``_parsed``), and the
-    records read from remote stores before (``RecordCache``)."""
+    where its record is not whole or not sound), each record parsed (``_parsed``), each set of
+    params (``_params``), and the records read from remote stores before (``RecordCache``)."""
 
     cache: RecordCache | None
     bases: dict[tuple[str, ...], str] = field(default_factory=dict)
     lenders: dict[tuple[str, ...], replicas.Base | None] = field(default_factory=dict)
     seen: Parsed = field(default_factory=dict)
+    params: SharedParams = field(default_factory=dict)
 
 
 def _read(
@@ -267,7 +281,7 @@ def _read_page(
             runs, uri, reader=mlflow_client, progress=progress, cache=lending.cache
         )
         for run in runs:
-            out[run.run_id] = _record(run, data[run.run_id], lending.seen)
+            out[run.run_id] = _record(run, data[run.run_id], lending)
 
     stand_in: dict[str, tuple[str, ...]] = {}  # a run a base stands for -> its group key
     fresh: list[tuple[reads.StoredRun, tuple[str, ...]]] = []  # the bases first seen here
@@ -292,7 +306,7 @@ def _read_page(
         if key is None:
             continue
         lent = lending.lenders[key]
-        record = lent.derived(run, _params(run)) if lent is not None else None
+        record = lent.derived(run, _params(run, lending.params)) if lent is not None else None
         if record is None:
             unread.append(run)
         else:
@@ -367,18 +381,19 @@ def explain_with(experiment: str, options: ExplainOptions) -> Explanation:
     named = [Named(run.run_id, run.name) for run in chosen.used]
     used, mlflow_client, tables = chosen.used, chosen.mlflow_client, chosen.tables
     # the rows go as their records are made (``_read`` empties each page, ``whole_rows`` takes
-    # its pages out of ``used``): the table built next holds as much again while it walks the
-    # records
+    # its pages out of ``used``), and the records once the table is made from them: nothing
+    # but the table reaches the analysis
     del chosen
     if tables is None:
-        rows = _read([used], uri, mlflow_client, progress)
+        pages: Iterable[list[reads.StoredRun]] = [used]
+        total = None
     else:
-        pages = sqlite_runs.whole_rows(tables, used)
-        rows = _read(pages, uri, mlflow_client, progress, total=len(named))
+        pages, total = sqlite_runs.whole_rows(tables, used), len(named)
+    tabled = _tabled(_read(pages, uri, mlflow_client, progress, total=total))
     progress.close()
     # values are bounded above, so numpy has nothing to warn of; none of its lines reaches a user
     with np.errstate(all="ignore"):
-        return _explained(asked, named, rows, y, left, notes)
+        return _explained(asked, named, tabled, y, left, notes)
 
 
 def _chosen(
@@ -502,17 +517,31 @@ def _agreed(
     )
 
 
+@dataclass(frozen=True)
+class Tabled:
+    """What the analysis and the report need of the runs' records: the table, and the runs
+    read without their whole record (run id -> its coverage and why)."""
+
+    table: Table
+    partial: dict[str, tuple[Coverage, str]]
+
+
+def _tabled(read: list[tuple[RunRecord, str | None]]) -> Tabled:
+    """The table of the records ``read``, which the caller hands over: the records go when it
+    returns, so they and the analysis's own arrays are never held at once."""
+    partial = {row.run_id: (row.coverage, why) for row, why in read if why is not None}
+    return Tabled(build([row for row, _ in read]), partial)
+
+
 def _explained(
     asked: Asked,
     used: Sequence[Named],
-    read: Sequence[tuple[RunRecord, str | None]],
+    tabled: Tabled,
     y: np.ndarray,
     left: list[LeftOut],
     notes: list[str],
 ) -> Explanation:
-    rows = [row for row, _ in read]
-    partial = {row.run_id: (row.coverage, why) for row, why in read if why is not None}
-    table = build(rows)
+    table, partial = tabled.table, tabled.partial
     found = analyse(table, y)
     plain = sum(coverage == "params" for coverage, _ in partial.values())
     tagged = len(partial) - plain

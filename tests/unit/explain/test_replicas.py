@@ -161,6 +161,22 @@ def test_a_reseeded_record_reads_as_the_copy_it_stands_for(recipe) -> None:
     assert "data" not in replicas.Reseeded(bare, 3, 3)
 
 
+@pytest.mark.parametrize(
+    "hashes",
+    [
+        ("0123456789abcdef", "fedcba9876543210"),  # two digests: held as their 16 bytes
+        ("00000000000000ff", "ff00000000000000"),
+        ("0123456789ABCDEF", "fedcba9876543210"),  # any other pair: held as it is
+        ("0123456789abcde", "fedcba9876543210f"),
+        ("", "fedcba9876543210"),
+    ],
+)
+def test_a_reseeded_record_gives_back_the_hashes_it_was_given(recipe, hashes) -> None:
+    """The run's hashes come back exactly, however ``Reseeded`` holds them."""
+    record = replicas.Reseeded(seeded(recipe, 3), 3, 4, None, hashes)
+    assert (record["hashes"]["recipe"], record["hashes"]["fingerprint"]) == hashes
+
+
 def plain(value: Any) -> Any:
     """``value`` as dicts and lists, every mapping read key by key."""
     if isinstance(value, Mapping):
