@@ -3,9 +3,20 @@ field, three aliased flags, an xor, and near aliasing by Cramer's V."""
 
 from __future__ import annotations
 
-import numpy as np
+from types import SimpleNamespace
 
-from mlflow_fingerprint.explain.design import Block, cramers_v, first_seen, rank, treatment
+import numpy as np
+import pytest
+
+from mlflow_fingerprint.explain import design
+from mlflow_fingerprint.explain.design import (
+    Block,
+    alike,
+    cramers_v,
+    first_seen,
+    rank,
+    treatment,
+)
 from support.blocks import design_blocks, texts_of
 
 
@@ -34,6 +45,27 @@ def test_rows_are_numbered_in_order_of_first_appearance() -> None:
     codes, firsts = first_seen(np.array([[1, 2], [0, 0], [1, 2], [0, 1], [0, 0]]))
     assert codes.tolist() == [0, 1, 0, 2, 1]
     assert firsts.tolist() == [0, 1, 3]
+
+
+VECTORS = [[0, 1, 1], [0, 1, 0], [0, 1, 1], [1, 0, 0], [0, 1, 0], [0, 1, 1]]
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_equal_vectors_are_grouped_in_order_of_the_first(monkeypatch, collide) -> None:
+    """Grouped by value, never by digest alone: where every digest is one (a collision
+    forced), vectors that differ are still apart."""
+    if collide:
+
+        class Same:
+            def __init__(self, data: object) -> None:
+                pass
+
+            def digest(self) -> bytes:
+                return b"same"
+
+        monkeypatch.setattr(design, "hashlib", SimpleNamespace(sha256=Same))
+    vectors = (np.array(v, dtype=np.int64) for v in VECTORS)
+    assert alike(vectors) == [[0, 2, 5], [1, 4], [3]]
 
 
 def test_the_same_value_recorded_twice_is_one_setting_not_a_confound() -> None:
