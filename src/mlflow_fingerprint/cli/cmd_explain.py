@@ -10,7 +10,7 @@ from .. import layout
 from ..explain.experiment import explain_with
 from ..explain.options import ExplainOptions
 from ..present import EXTENSIONS
-from ..present.explain import render
+from ..present.explain import pieces, render
 from ..tracking.progress import Progress
 from ..tracking.store import cli_defaults
 from ..wrap import fit
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         progress.close()  # before an error's line, which must stand alone
     rich = args.format == "text" and coloured(args.output)
-    emit(render(report, args.format, rich=rich), args.output)
+    emit(pieces(report, args.format, rich=rich), args.output)
     if log_target is not None:
         from .log_to import log_text
 

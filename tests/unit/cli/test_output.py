@@ -32,3 +32,27 @@ def test_the_result_reaches_a_file_or_standard_output(
     emit("to stdout", "-")
     assert (tmp_path / "out.txt").read_text() == "to a file\n"
     assert capsys.readouterr().out == "to stdout\n"
+
+
+@pytest.mark.parametrize("styled", [False, True])
+def test_a_text_in_pieces_is_written_as_the_whole_would_be(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], styled: bool
+) -> None:
+    """Pieces, joined into blocks of ``BLOCK`` characters as they come, are escaped as the
+    whole text is: a control character at a block's edge or alone in a piece is written out,
+    and a text that ends in a newline gets no second one."""
+    from mlflow_fingerprint.cli.output import BLOCK
+
+    pieces = ["a" * (BLOCK - 1), "\x1b", "[2J", "b" * BLOCK, "\x9b", "end\n"]
+    emit("".join(pieces), "-", styled=styled)
+    whole = capsys.readouterr().out
+    emit(iter(pieces), "-", styled=styled)
+    assert capsys.readouterr().out == whole
+    emit(iter(pieces), str(tmp_path / "out.txt"), styled=styled)
+    assert (tmp_path / "out.txt").read_text(encoding="utf-8") == whole
+    assert whole.endswith("end\n")
+    assert not whole.endswith("\n\n")
+    assert ("\x1b" in whole) is styled
+    assert ("\\u001b[2J" in whole) is not styled
+    emit(iter([]), "-")
+    assert capsys.readouterr().out == "\n"
