@@ -48,6 +48,9 @@ MAX_VALUE = 1e100
 MAX_CLAUSES = 100
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
 _AND = re.compile(r"\s+and\s+", re.IGNORECASE)
+# Runs whose records are made together where a search gave their rows: the records a page
+# reads for itself are read in parallel, and what it holds by run id is a page's worth.
+READ_PAGE = 1000
 # What MLflow writes for +-inf (``sys.float_info.max``).
 STORED_INFINITY = 1.7976931348623157e308
 # Metrics that count the training rather than measure it (names with their separators dropped).
@@ -242,7 +245,7 @@ def _read(
     uri: str,
     mlflow_client: Any,
     progress: Progress,
-    total: int | None = None,
+    total: int,
 ) -> list[tuple[RunRecord, str | None]]:
     """Each run's record and why it is not whole, page after page, in the runs' order: one
     record read per recipe, the others of its replicates derived from it and checked by their
@@ -250,18 +253,16 @@ def _read(
     are runs without the tags.
 
     Each page is emptied as its records are made: a derived run's row goes once its record is
-    made, so a history's rows and its records are never all held at once (at 100,000 runs
-    each is about a kilobyte a run). ``total``: the runs of all pages, counted on the progress
-    line page by page; None where one page holds them all, whose reads count themselves."""
+    made, so a history's rows and its records are never all held at once, and what a page
+    holds by run (its records by id, the runs its bases stand for) is a page's worth.
+    ``total``: the runs of all pages, counted on the progress line page by page."""
     lending = Lending(RecordCache.beside_spool())
-    if total is not None:
-        progress.stage("records", total)
+    progress.stage("records", total)
     out: list[tuple[RunRecord, str | None]] = []
     for page in pages:
         count = len(page)
-        out += _read_page(page, lending, uri, mlflow_client, progress if total is None else None)
-        if total is not None:
-            progress.add(count)
+        out += _read_page(page, lending, uri, mlflow_client)
+        progress.add(count)
     return out
 
 
@@ -270,16 +271,13 @@ def _read_page(
     lending: Lending,
     uri: str,
     mlflow_client: Any,
-    progress: Progress | None,
 ) -> list[tuple[RunRecord, str | None]]:
     """:func:`_read` of one page, with what the pages before it lend (``lending``)."""
     out: dict[str, tuple[RunRecord, str | None]] = {}
     order = [run.run_id for run in page]
 
     def parse(runs: Sequence[reads.StoredRun]) -> None:
-        data = reads.read_records(
-            runs, uri, reader=mlflow_client, progress=progress, cache=lending.cache
-        )
+        data = reads.read_records(runs, uri, reader=mlflow_client, cache=lending.cache)
         for run in runs:
             out[run.run_id] = _record(run, data[run.run_id], lending)
 
@@ -384,12 +382,8 @@ def explain_with(experiment: str, options: ExplainOptions) -> Explanation:
     # its pages out of ``used``), and the records once the table is made from them: nothing
     # but the table reaches the analysis
     del chosen
-    if tables is None:
-        pages: Iterable[list[reads.StoredRun]] = [used]
-        total = None
-    else:
-        pages, total = sqlite_runs.whole_rows(tables, used), len(named)
-    tabled = _tabled(_read(pages, uri, mlflow_client, progress, total=total))
+    pages = reads.taken(used, READ_PAGE) if tables is None else sqlite_runs.whole_rows(tables, used)
+    tabled = _tabled(_read(pages, uri, mlflow_client, progress, len(named)))
     progress.close()
     # values are bounded above, so numpy has nothing to warn of; none of its lines reaches a user
     with np.errstate(all="ignore"):

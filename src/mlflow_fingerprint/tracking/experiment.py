@@ -21,7 +21,7 @@ import math
 import sqlite3
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -269,6 +269,16 @@ def share_key(run: StoredRun) -> tuple[str, ...] | None:
         run.tags.get(layout.TAG_SCHEMA, ""),
     )
     return None if not all(key) or "unavailable" in key else key
+
+
+def taken(items: list[T], size: int) -> Iterator[list[T]]:
+    """``items`` ``size`` at a time, each page taken out of ``items`` as it is given: the pages
+    a caller has done with are held by no one (at least one item a page)."""
+    size = max(1, size)
+    while items:
+        page = items[:size]
+        del items[:size]
+        yield page
 
 
 def read_records(

@@ -36,7 +36,7 @@ from typing import Any, TypeVar
 
 from ..errors import ResolveError
 from ..layout import MLFLOW_RUN_NAME, TAG_SCHEMA
-from .experiment import SQLITE_BATCH, StoredRun
+from .experiment import SQLITE_BATCH, StoredRun, taken
 from .local_store import one_workspace, read_only
 from .pairs import Held, Pairs, pack
 from .progress import Progress
@@ -120,12 +120,9 @@ def whole_rows(
     its artifact root, params and tags, as MLflow's search gives them. ``runs`` is emptied as
     its pages are made, so a page's summaries go with it. Raises ``ResolveError`` where the file
     cannot be read so any more (a run deleted for good, the file replaced)."""
-    size = max(1, min(size, SQLITE_BATCH))
     con = read_only(path)
     try:
-        while runs:
-            page = runs[:size]
-            del runs[:size]
+        for page in taken(runs, min(size, SQLITE_BATCH)):
             try:
                 whole = _whole(con, page)
             except (sqlite3.Error, ValueError, TypeError) as exc:

@@ -52,7 +52,7 @@ def test_replicates_are_derived_from_one_read_and_equal_their_own_records(
     )
     records = {f"s{s}": seeded(edit(recipe, **{"program.call.data_seed": s}), s) for s in range(4)}
     runs = [stored(tmp_path, name, record) for name, record in records.items()]
-    rows = explain_reads._read([runs], "sqlite:///unused.db", None, Progress(False))
+    rows = explain_reads._read([runs], "sqlite:///unused.db", None, Progress(False), len(runs))
     assert read == ["s0"]  # one read for the recipe
     for (row, why), name in zip(rows, records, strict=True):
         assert why is None
@@ -109,7 +109,7 @@ def test_a_run_apart_in_a_field_no_tag_names_is_read_not_merged(
         stored(tmp_path, "c", c, **stale),
     ]
     assert len({replicas.group_key(run) for run in runs}) == 1  # one recipe's, by their tags
-    rows = explain_reads._read([runs], "sqlite:///unused.db", None, Progress(False))
+    rows = explain_reads._read([runs], "sqlite:///unused.db", None, Progress(False), len(runs))
     assert sorted(read) == ["a", "b", "c"]
     got = {row.run_id: row.record for row, _ in rows}
     assert got["b"]["program"]["call"]["data_seed"] == 7
