@@ -59,6 +59,8 @@ def test_replicates_are_derived_from_one_read_and_equal_their_own_records(
         assert row.coverage == "full"
         own, _ = parse_record(json.dumps(records[name]), name, frozen=False)
         assert row.record == {**own, "params": {"lr": "0.1"}}
+    # runs that logged the same params share one mapping of them, base and replicates alike
+    assert len({id(row.record["params"]) for row, _ in rows}) == 1
 
 
 @pytest.mark.parametrize("size", [4, 2, 1])
