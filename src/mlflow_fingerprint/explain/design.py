@@ -216,13 +216,12 @@ def _block(
 ) -> Block:
     settings = _settings(columns)
     fields = tuple(c.field for c in columns)
-    if len(settings) == 1:
-        codes, labels = encode(texts[settings[0]])
-        return Block(fields, settings, codes, labels, near)
-    of = {c.field: c.codes for c in columns}
-    every, firsts = first_seen(np.column_stack([of[s] for s in settings]))
+    of = {c.field: c for c in columns}
+    if len(settings) == 1:  # its column's codes and values, as the analysis encoded them
+        return Block(fields, settings, of[settings[0]].codes, of[settings[0]].labels, near)
+    every, firsts = first_seen(np.column_stack([of[s].codes for s in settings]))
     leads = settings[:2]
-    _, by_leads = first_seen(np.column_stack([of[s] for s in leads]))
+    _, by_leads = first_seen(np.column_stack([of[s].codes for s in leads]))
     named = leads if len(by_leads) == len(firsts) else settings  # the leads say it all
     names = short_names(named)
     # each combination of values named once, from its first run, not once a run

@@ -193,7 +193,10 @@ def _params(run: reads.StoredRun, held: SharedParams) -> Mapping[str, str]:
     record (18 MiB at 100,000 runs). Nothing writes to it."""
     user = tracking.user_params(dict(run.params))
     pairs = tuple((shown(k), shown(v, k)) for k, v in user.items())
-    return held.setdefault(pairs, dict(pairs))
+    shared = held.get(pairs)
+    if shared is None:  # a mapping made only for a set of params not seen before
+        shared = held[pairs] = dict(pairs)
+    return shared
 
 
 def _record(
