@@ -33,11 +33,13 @@ from ..tracking import sqlite_runs
 from ..tracking import store as tracking
 from ..tracking.progress import Progress
 from ..tracking.record_cache import RecordCache
+from ..tracking.roster import Roster
 from . import replicas
 from .analysis import analyse
 from .options import ExplainOptions
+from .records import Records
 from .result import Explanation, Group, LeftOut, Missing, Noise, Outlier
-from .table import RunRecord, Table, build
+from .table import Table, build
 
 MIN_RUNS = 3
 # The largest metric value explain analyses: its squares, summed over a million runs, stay far
@@ -199,22 +201,31 @@ def _params(run: reads.StoredRun, held: SharedParams) -> Mapping[str, str]:
     return shared
 
 
-def _record(
-    run: reads.StoredRun, data: bytes | None, lending: Lending
-) -> tuple[RunRecord, str | None]:
+@dataclass(frozen=True, slots=True)
+class Made:
+    """A run's record as a page makes it (``Records.add`` holds it): a replicate's
+    ``Reseeded``, else the record read for it or what its tags say, without its params (None
+    where it has neither); its params; and why it is not whole, where it is not."""
+
+    coverage: Coverage
+    record: Mapping[str, Any] | None
+    params: Mapping[str, str]
+    why: str | None = None
+
+
+def _record(run: reads.StoredRun, data: bytes | None, lending: Lending) -> Made:
     """The run's record as the analysis reads it, and why it is not whole where it is not."""
     params = _params(run, lending.params)
     seen = lending.seen
     why = "no fingerprint artifact"
     if data is not None:
         try:
-            record = _parsed(data, run.run_id, seen)
-            return RunRecord(run.run_id, {**record, "params": params}, "full"), None
+            return Made("full", _parsed(data, run.run_id, seen), params)
         except ResolveError as exc:
             why = str(exc)
     if has_fingerprint_tags(run.tags):
-        return RunRecord(run.run_id, {**record_from_tags(run.tags), "params": params}, "tags"), why
-    return RunRecord(run.run_id, {"params": params}, "params"), why
+        return Made("tags", record_from_tags(run.tags), params, why)
+    return Made("params", None, params, why)
 
 
 @dataclass(frozen=True)
@@ -243,13 +254,22 @@ class Lending:
     params: SharedParams = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Read:
+    """Every run's record (``Records``, in the runs' order) and, for each run read without its
+    whole record, its coverage and why."""
+
+    records: Records
+    partial: dict[str, tuple[Coverage, str]]
+
+
 def _read(
     pages: Iterable[list[reads.StoredRun]],
     uri: str,
     mlflow_client: Any,
     progress: Progress,
     total: int,
-) -> list[tuple[RunRecord, str | None]]:
+) -> Read:
     """Each run's record and why it is not whole, page after page, in the runs' order: one
     record read per recipe, the others of its replicates derived from it and checked by their
     own hashes (``replicas``); a run whose record cannot be derived so is read for itself, as
@@ -257,16 +277,20 @@ def _read(
 
     Each page is emptied as its records are made: a derived run's row goes once its record is
     made, so a history's rows and its records are never all held at once, and what a page
-    holds by run (its records by id, the runs its bases stand for) is a page's worth.
+    holds by run (its records by id, the runs its bases stand for) is a page's worth. The
+    records are held as ``Records`` hold them: a few dozen bytes a run.
     ``total``: the runs of all pages, counted on the progress line page by page."""
     lending = Lending(RecordCache.beside_spool())
     progress.stage("records", total)
-    out: list[tuple[RunRecord, str | None]] = []
+    read = Read(Records(), {})
     for page in pages:
         count = len(page)
-        out += _read_page(page, lending, uri, mlflow_client)
+        for run_id, made in _read_page(page, lending, uri, mlflow_client):
+            read.records.add(made.coverage, made.record, made.params)
+            if made.why is not None:
+                read.partial[run_id] = (made.coverage, made.why)
         progress.add(count)
-    return out
+    return read
 
 
 def _read_page(
@@ -274,9 +298,10 @@ def _read_page(
     lending: Lending,
     uri: str,
     mlflow_client: Any,
-) -> list[tuple[RunRecord, str | None]]:
-    """:func:`_read` of one page, with what the pages before it lend (``lending``)."""
-    out: dict[str, tuple[RunRecord, str | None]] = {}
+) -> list[tuple[str, Made]]:
+    """:func:`_read` of one page, with what the pages before it lend (``lending``): each run's
+    id and record, in the page's order."""
+    out: dict[str, Made] = {}
     order = [run.run_id for run in page]
 
     def parse(runs: Sequence[reads.StoredRun]) -> None:
@@ -297,9 +322,12 @@ def _read_page(
         own.append(run)
     parse(own)
     for run, key in fresh:
-        base = out[run.run_id][0]
-        full = base.coverage == "full"
-        lending.lenders[key] = replicas.lender(base.record, run.tags) if full else None
+        base = out[run.run_id]
+        if base.coverage == "full" and base.record is not None:
+            whole = {**base.record, "params": base.params}
+            lending.lenders[key] = replicas.lender(whole, run.tags)
+        else:
+            lending.lenders[key] = None
     unread = []
     while page:
         run = page.pop()  # the row goes here, unless its record must be read
@@ -307,14 +335,15 @@ def _read_page(
         if key is None:
             continue
         lent = lending.lenders[key]
-        record = lent.derived(run, _params(run, lending.params)) if lent is not None else None
+        params = _params(run, lending.params)
+        record = lent.derived(run, params) if lent is not None else None
         if record is None:
             unread.append(run)
         else:
-            out[run.run_id] = (RunRecord(run.run_id, record, "full"), None)
+            out[run.run_id] = Made("full", record, params)
     if unread:
         parse(unread[::-1])  # in the runs' order, as popped in reverse
-    return [out[run_id] for run_id in order]
+    return [(run_id, out[run_id]) for run_id in order]
 
 
 def explain(
@@ -360,14 +389,6 @@ class Chosen:
     tables: Path | None = None  # where ``used`` are summaries, the file their rows are read from
 
 
-@dataclass(frozen=True, slots=True)
-class Named:
-    """What a report names a run by, all it keeps of the run's row once its record is read."""
-
-    run_id: str
-    name: str | None
-
-
 def explain_with(experiment: str, options: ExplainOptions) -> Explanation:
     """``explain`` of ``experiment`` as ``options`` say (the command line builds them from its
     own)."""
@@ -379,13 +400,18 @@ def explain_with(experiment: str, options: ExplainOptions) -> Explanation:
     if isinstance(chosen, Explanation):
         return chosen
     asked, y, left, notes = chosen.asked, np.array(chosen.y), chosen.left, chosen.notes
-    named = [Named(run.run_id, run.name) for run in chosen.used]
-    used, mlflow_client, tables = chosen.used, chosen.mlflow_client, chosen.tables
-    # the rows go as their records are made (``_read`` empties each page, ``whole_rows`` takes
-    # its pages out of ``used``), and the records once the table is made from them: nothing
-    # but the table reaches the analysis
+    # what the report names a run by is all it keeps of a run's summary: a search's whole rows
+    # go as their records are made (``_read`` empties each page), a store's summaries here
+    # (``whole_rows`` reads the rows records are made from by id), and the records once the
+    # table is made from them: nothing but the table reaches the analysis
+    named = Roster.of(chosen.used)
+    mlflow_client = chosen.mlflow_client
+    if chosen.tables is None:
+        pages = reads.taken(chosen.used, READ_PAGE)
+    else:
+        pages = sqlite_runs.whole_rows(chosen.tables, named, asked.experiment_id)
+        chosen.used.clear()
     del chosen
-    pages = reads.taken(used, READ_PAGE) if tables is None else sqlite_runs.whole_rows(tables, used)
     tabled = _tabled(_read(pages, uri, mlflow_client, progress, len(named)))
     progress.close()
     # values are bounded above, so numpy has nothing to warn of; none of its lines reaches a user
@@ -419,7 +445,7 @@ def _chosen(
         if run.status == FINISHED or options.include_unfinished:
             kept.append(run)
         else:
-            left.append(LeftOut(run.run_id, f"status {run.status}", _name(run)))
+            left.append(LeftOut(run.run_id, f"status {run.status}", _name(run.name)))
     notes = []
     if metric is None:
         metric, note = choose_metric(kept or runs)
@@ -434,12 +460,12 @@ def _chosen(
         value = values.get(run.run_id)
         newer = refused(run)
         if newer is not None:
-            left.append(LeftOut(run.run_id, newer, _name(run)))
+            left.append(LeftOut(run.run_id, newer, _name(run.name)))
         elif value is None:
             at_step = "" if step == "final" else f" at step {step}"
-            left.append(LeftOut(run.run_id, f"no {metric}{at_step}", _name(run)))
+            left.append(LeftOut(run.run_id, f"no {metric}{at_step}", _name(run.name)))
         elif not np.isfinite(value) or abs(value) > MAX_VALUE:
-            left.append(LeftOut(run.run_id, _out_of_range(metric, value), _name(run)))
+            left.append(LeftOut(run.run_id, _out_of_range(metric, value), _name(run.name)))
         else:
             used.append(run)
             y.append(value)
@@ -474,10 +500,10 @@ def shown(text: str, name: str | None = None) -> str:
     return masked_view(text, name=name)
 
 
-def _name(run: reads.StoredRun | Named) -> str | None:
-    """The run's name as a report shows it: asked for the runs a report names (outliers, runs
+def _name(name: str | None) -> str | None:
+    """A run's name as a report shows it: asked for the runs a report names (outliers, runs
     left out), never for every run, as judging 100,000 distinct names takes seconds."""
-    return shown(run.name) if run.name else run.name
+    return shown(name) if name else name
 
 
 def _left_summary(left: Sequence[LeftOut]) -> str:
@@ -523,16 +549,15 @@ class Tabled:
     partial: dict[str, tuple[Coverage, str]]
 
 
-def _tabled(read: list[tuple[RunRecord, str | None]]) -> Tabled:
+def _tabled(read: Read) -> Tabled:
     """The table of the records ``read``, which the caller hands over: the records go when it
     returns, so they and the analysis's own arrays are never held at once."""
-    partial = {row.run_id: (row.coverage, why) for row, why in read if why is not None}
-    return Tabled(build([row for row, _ in read]), partial)
+    return Tabled(build(read.records), read.partial)
 
 
 def _explained(
     asked: Asked,
-    used: Sequence[Named],
+    used: Roster,
     tabled: Tabled,
     y: np.ndarray,
     left: list[LeftOut],
@@ -561,7 +586,7 @@ def _explained(
         groups.append(
             Group(
                 group_ids[int(g)],
-                tuple(used[i].run_id for i in members),
+                tuple(map(used.run_id, members.tolist())),
                 float(y[members].mean()),
                 float(np.std(y[members], ddof=1)),
             )
@@ -570,11 +595,11 @@ def _explained(
     suffix = f" --tracking-uri {tracking.shown(uri)}" if uri else ""
     outliers = tuple(
         Outlier(
-            used[o.run].run_id,
+            used.run_id(o.run),
             group_ids[o.group],
             o.z,
-            f"fingerprint diff {used[o.reference].run_id} {used[o.run].run_id}{suffix}",
-            _name(used[o.run]),
+            f"fingerprint diff {used.run_id(o.reference)} {used.run_id(o.run)}{suffix}",
+            _name(used.name(o.run)),
             float(y[o.run]),
         )
         for o in found.outlying

@@ -163,15 +163,15 @@ class Reseeded(Mapping[str, Any]):
         old: int,
         new: int,
         params: Mapping[str, Any] | None = None,
-        hashes: tuple[str, str] | None = None,
+        hashes: tuple[str, str] | bytes | None = None,
         at: Mapping[str, Any] | None = None,
     ) -> None:
         self._base = base
         self._old = old
         self._new = new
         self._params = params
-        # (recipe, fingerprint), where the base has hashes to put them in
-        self._hashes = None if hashes is None else _packed(hashes)
+        # (recipe, fingerprint), where the base has hashes to put them in; bytes: as held
+        self._hashes = hashes if hashes is None or isinstance(hashes, bytes) else _packed(hashes)
         self._at = at  # where the base's seeded sections hold its seed (``seed_positions``)
 
     def __getitem__(self, key: str) -> Any:
@@ -210,6 +210,24 @@ class Reseeded(Mapping[str, Any]):
     def seed(self) -> int:
         """This record's seed."""
         return self._new
+
+    @property
+    def made_from(self) -> tuple[Mapping[str, Any], int, Mapping[str, Any] | None]:
+        """What its recipe's replicates share: the base, the base's seed and where the base
+        holds it; with :attr:`seed`, :attr:`params` and :attr:`held_hashes` it is made again
+        (``explain.records``)."""
+        return self._base, self._old, self._at
+
+    @property
+    def params(self) -> Mapping[str, Any] | None:
+        """The run's own params, None where the base's are read."""
+        return self._params
+
+    @property
+    def held_hashes(self) -> bytes | tuple[str, str] | None:
+        """Its recipe and fingerprint hashes as held: the bytes two digests write, else the
+        pair; None where the base has no hashes to put them in."""
+        return self._hashes
 
     @property
     def reseeded(self) -> bool:

@@ -27,21 +27,13 @@ from ..compare.rules.base import matches, parts
 from ..model.fingerprint import is_unavailable
 from ..model.hashing import VOLATILE
 from ..model.missing import MISSING
-from ..model.vocabulary import Coverage, Effect
+from ..model.vocabulary import COVERAGES, Coverage, Effect
 from .groups import is_seed_field, replicate_key
+from .records import Records
 from .stand_ins import varying_records
 
 ABSENT = "absent"
 UNAVAILABLE = "unavailable"
-
-
-@dataclass(frozen=True, slots=True)
-class RunRecord:
-    """One run as ``explain`` reads it: its record (with its params under ``params``)."""
-
-    run_id: str
-    record: Mapping[str, Any]
-    coverage: Coverage
 
 
 @dataclass(frozen=True)
@@ -97,54 +89,55 @@ def _fields_of(record: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k not in NOT_RECORDED}
 
 
-def _summary(row: RunRecord) -> dict[str, Any]:
-    return _fields_of(summary_record(row.record) if row.coverage == "full" else row.record)
+def _summary(records: Records, i: int) -> dict[str, Any]:
+    record = records[i]
+    return _fields_of(summary_record(record) if records.covered(i) == "full" else record)
 
 
-def _runs_where(rows: Sequence[RunRecord], known: Callable[[RunRecord], bool]) -> Sequence[int]:
-    """The positions of the rows ``known`` holds for: a range where it is all of them (a list
-    of 100,000 positions is 3.6 MB, held while the walk is under it)."""
-    if all(known(r) for r in rows):
-        return range(len(rows))
-    return [i for i, r in enumerate(rows) if known(r)]
+def _runs_where(records: Records, known: Callable[[Coverage], bool]) -> Sequence[int]:
+    """The positions of the runs whose coverage ``known`` holds for: a range where it is all
+    of them (a list of 100,000 positions is 3.6 MB, held while the walk is under it)."""
+    if all(known(COVERAGES[c]) for c in set(records.coverage)):
+        return range(len(records))
+    return [i for i in range(len(records)) if known(records.covered(i))]
 
 
-def _candidates(rows: Sequence[RunRecord]) -> Iterator[tuple[str, Sequence[int], list[Any]]]:
+def _candidates(records: Records) -> Iterator[tuple[str, Sequence[int], list[Any]]]:
     """(field, the runs that can know it, their values) for every field that varies among the
     runs that can know it: params in every run; the tag summary in runs with a whole record or
     tags (only where some have tags only); the whole record in runs that have it."""
-    everyone = range(len(rows))
-    params = [r.record.get("params") or {} for r in rows]
+    everyone = range(len(records))
+    params = [records.params_of(i) or {} for i in everyone]
     for path, values in varying(params, "params"):
         yield path, everyone, values
-    tagged = _runs_where(rows, lambda r: r.coverage != "params")
+    del params
+    tagged = _runs_where(records, lambda c: c != "params")
     summarised: set[str] = set()
-    if any(r.coverage == "tags" for r in rows):
+    if COVERAGES.index("tags") in records.coverage:
         summarised = leaf_paths(_fields_of(summary_record({})))
-        for path, values in varying([_summary(rows[i]) for i in tagged]):
+        for path, values in varying([_summary(records, i) for i in tagged]):
             yield path, tagged, values
-    whole = _runs_where(rows, lambda r: r.coverage == "full")
+    whole = _runs_where(records, lambda c: c == "full")
     if len(whole) >= 2:
-        records = [rows[i].record for i in whole]
-        for path, values in varying_records(records, NOT_RECORDED):
+        for path, values in varying_records(records.picked(whole), NOT_RECORDED):
             if path not in summarised:
                 yield path, whole, values
 
 
-def build(rows: Sequence[RunRecord]) -> Table:
+def build(records: Records) -> Table:
     used: list[FieldInfo] = []
     seeds: list[str] = []
     missing: list[str] = []
     texts: dict[str, tuple[str, ...]] = {}
-    for path, knowers, values in _candidates(rows):
+    for path, knowers, values in _candidates(records):
         if _is_volatile(path):
             continue
-        info = _classified(path, rows, knowers, values)
+        info = _classified(path, records, knowers, values)
         if info is None:
             continue
         if is_seed_field(path):
             seeds.append(path)  # what replicates differ in: named, never a column
-        elif len(knowers) < len(rows):
+        elif len(knowers) < len(records):
             missing.append(path)
         else:
             used.append(info)
@@ -157,23 +150,23 @@ def build(rows: Sequence[RunRecord]) -> Table:
         held.setdefault(key, key)
         for key in (
             replicate_key(
-                row.record if row.coverage == "full" else None,
+                records[i] if records.covered(i) == "full" else None,
                 {f.path: texts[f.path][i] for f in used},
             )
-            for i, row in enumerate(rows)
+            for i in range(len(records))
         )
     )
     return Table(tuple(used), texts, tuple(sorted(seeds)), tuple(sorted(missing)), keys)
 
 
 def _classified(
-    path: str, rows: Sequence[RunRecord], knowers: Sequence[int], values: Sequence[Any]
+    path: str, records: Records, knowers: Sequence[int], values: Sequence[Any]
 ) -> FieldInfo | None:
     """The field's effect, judged (as ``diff`` would) on the first two runs that differ in it;
     None where a difference there changes nothing (effect ``none``)."""
     first = values[0]
     j = next(k for k, v in enumerate(values) if not same_value(v, first))
-    a, b = rows[knowers[0]].record, rows[knowers[j]].record
+    a, b = records[knowers[0]], records[knowers[j]]
     cls = classify(FieldChange(path, first, values[j]), a, b)
     if cls.effect == "none":
         return None

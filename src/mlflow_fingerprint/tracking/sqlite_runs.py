@@ -18,14 +18,14 @@ the client where there is one.
 The rows come in two passes, so that ``explain`` never holds a whole history's rows at once (at
 100,000 runs about 1.7 KB a run, the most it held): first each run's summary (:func:`summaries`:
 its name, status and latest metrics, all that choosing the metric and the runs needs), then, for
-the runs chosen, :data:`SQLITE_BATCH` at a time, the rest of its row (:func:`whole_rows`: its
-artifact root, params and tags), each page dropped once its records are made. A page is read
+the runs chosen (named by id in a ``Roster``, which is all ``explain`` keeps of their
+summaries), :data:`SQLITE_BATCH` at a time, the row its record is made from (:func:`whole_rows`:
+its artifact root, params and tags), each page dropped once its records are made. A page is read
 through the tables' ``run_uuid`` indexes; a file without them is not read so.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import sqlite3
 from collections import defaultdict
@@ -36,10 +36,11 @@ from typing import Any, TypeVar
 
 from ..errors import ResolveError
 from ..layout import MLFLOW_RUN_NAME, TAG_SCHEMA
-from .experiment import SQLITE_BATCH, StoredRun, taken
+from .experiment import SQLITE_BATCH, StoredRun
 from .local_store import one_workspace, read_only
 from .pairs import Held, Pairs, pack
 from .progress import Progress
+from .roster import Roster
 from .store import sqlite_file
 
 V = TypeVar("V")
@@ -64,9 +65,10 @@ LATEST_BY_RUN = (
     "JOIN runs r ON r.run_uuid = t.run_uuid "
     "WHERE r.experiment_id = ? AND r.lifecycle_stage = ? ORDER BY t.run_uuid, t.rowid"
 )
-# A page of runs' rows of a table, in the order they were written; and the runs' artifact roots.
+# A page of runs' rows of a table, in the order they were written; and the runs' artifact roots
+# and statuses.
 OF_PAGE = "SELECT run_uuid, key, value FROM {table} WHERE run_uuid IN ({marks}) ORDER BY rowid"
-ROOTS = "SELECT run_uuid, artifact_uri FROM runs WHERE run_uuid IN ({marks})"
+ROOTS = "SELECT run_uuid, artifact_uri, status FROM runs WHERE run_uuid IN ({marks})"
 PAGED = ("tags", "params")  # each with MLflow's index on run_uuid where it is read by pages
 
 
@@ -113,18 +115,21 @@ def summaries(
 
 
 def whole_rows(
-    path: Path, runs: list[StoredRun], size: int = SQLITE_BATCH
+    path: Path, roster: Roster, experiment_id: str, size: int = SQLITE_BATCH
 ) -> Iterator[list[StoredRun]]:
-    """The whole rows of ``runs`` (summaries read from ``path``) in their order, ``size`` at a
-    time (at most :data:`SQLITE_BATCH`, the run ids sqlite binds to a query): each summary with
-    its artifact root, params and tags, as MLflow's search gives them. ``runs`` is emptied as
-    its pages are made, so a page's summaries go with it. Raises ``ResolveError`` where the file
-    cannot be read so any more (a run deleted for good, the file replaced)."""
+    """The rows of the runs ``roster`` names (read from ``path``, in ``experiment_id``) that
+    their records are made from, in its order, ``size`` at a time (at most
+    :data:`SQLITE_BATCH`, the run ids sqlite binds to a query): each run's name, status,
+    artifact root, params and tags, as MLflow's search gives them, and no metrics (its summary
+    had them, and they chose the runs). Raises ``ResolveError`` where the file cannot be read
+    so any more (a run deleted for good, the file replaced)."""
     con = read_only(path)
+    step = max(1, min(size, SQLITE_BATCH))
     try:
-        for page in taken(runs, min(size, SQLITE_BATCH)):
+        for start in range(0, len(roster), step):
+            page = range(start, min(start + step, len(roster)))
             try:
-                whole = _whole(con, page)
+                whole = _whole(con, roster, page, experiment_id)
             except (sqlite3.Error, ValueError, TypeError) as exc:
                 raise ResolveError(f"could not read the runs' tags from {path}: {exc}") from None
             yield whole
@@ -212,28 +217,37 @@ def _latest(
     return metrics, steps
 
 
-def _whole(con: sqlite3.Connection, page: list[StoredRun]) -> list[StoredRun]:
-    """A page of summaries as whole rows."""
-    ids = [run.run_id for run in page]
+def _whole(
+    con: sqlite3.Connection, roster: Roster, page: range, experiment_id: str
+) -> list[StoredRun]:
+    """The rows of a page of the runs ``roster`` names."""
+    ids = [roster.run_id(i) for i in page]
     marks = ",".join("?" * len(ids))
     held = Held()  # a page's own: what all pages share would hold every run's texts
-    for run in page:
-        if run.name:
-            held.text(run.name)  # its name and its mlflow.runName tag: one object, as read at once
-    roots = dict(con.execute(ROOTS.format(marks=marks), ids))
-    gone = [run_id for run_id in ids if run_id not in roots]
+    names = [roster.name(i) for i in page]
+    for name in names:
+        if name:
+            held.text(name)  # its name and its mlflow.runName tag: one object, as read at once
+    found = con.execute(ROOTS.format(marks=marks), ids)
+    rows = {run_id: (root, status) for run_id, root, status in found}
+    gone = [run_id for run_id in ids if run_id not in rows]
     if gone:
         raise ValueError(f"run {gone[0]} is no longer there")
     tags, params = (_page_pairs(con, table, marks, ids, held) for table in PAGED)
     none: Pairs[Any] = pack({}, held)
     return [
-        dataclasses.replace(
-            run,
-            artifact_uri=str(roots[run.run_id] or ""),
-            params=params.get(run.run_id, none),
-            tags=tags.get(run.run_id, none),
+        StoredRun(
+            run_id=run_id,
+            name=held.text(name) if name else name,
+            status=held.text(str(rows[run_id][1])),
+            experiment_id=experiment_id,
+            artifact_uri=str(rows[run_id][0] or ""),
+            params=params.get(run_id, none),
+            tags=tags.get(run_id, none),
+            metrics=none,
+            metric_steps=none,
         )
-        for run in page
+        for run_id, name in zip(ids, names, strict=True)
     ]
 
 

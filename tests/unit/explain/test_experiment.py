@@ -183,7 +183,9 @@ def test_the_tables_read_by_pages_give_mlflow_s_client_s_report(
     monkeypatch.setattr(
         sqlite_runs,
         "whole_rows",
-        lambda path, runs: (read.append("page") or p for p in rows(path, runs, page)),
+        lambda path, roster, experiment_id: (
+            read.append("page") or p for p in rows(path, roster, experiment_id, page)
+        ),
     )
     direct = mfp.explain("mixed", tracking_uri=store, metric=metric, at=at)
     assert read[0] == "tables"
@@ -360,27 +362,52 @@ def test_the_metric_chosen_varies_and_one_all_runs_agree_on_is_one_line(store) -
     assert "all 3 runs agree on steps" in " ".join(json.loads(render(steps, "json"))["notes"])
 
 
+@pytest.fixture(scope="module")
+def replicated(store: str) -> str:
+    """Two learning rates, four seeds each, each run with every tag a run carries: each
+    learning rate's first run is read, and its other three are derived from it."""
+    from mlflow import MlflowClient
+
+    from mlflow_fingerprint.tracking.tags import fingerprint_tags
+
+    client = MlflowClient(store)
+    for lr, mean in ((0.1, 0.5), (0.01, 0.9)):
+        for s in range(4):
+            record = seeded(edit(cpu_record(), **{"program.call.lr": lr}), s)
+            run_id = _run(store, "replicated", f"{lr}-{s}", record, lr, mean + NOISE[s])
+            for tag, value in fingerprint_tags(record, set()).items():
+                client.set_tag(run_id, tag, value)
+    return "replicated"
+
+
 @pytest.mark.parametrize("tables", [True, False])
-def test_the_records_are_gone_before_the_analysis(store, mixed, monkeypatch, tables) -> None:
+def test_the_records_are_gone_before_the_analysis(store, replicated, monkeypatch, tables) -> None:
     """The table is made from the runs' records, and nothing but the table reaches the
     analysis: no record is alive while it runs (at 100,000 runs they were 65 MiB), read from
-    the store's tables or through MLflow's client."""
+    the store's tables or through MLflow's client. While the table is made the records are one
+    ``Records``, and no replicate's record object is held (each is made as it is read)."""
     import gc
 
     from mlflow_fingerprint.explain import experiment
-    from mlflow_fingerprint.explain.table import RunRecord
+    from mlflow_fingerprint.explain.records import Records
+    from mlflow_fingerprint.explain.replicas import Reseeded
     from mlflow_fingerprint.tracking import sqlite_runs
 
-    def alive() -> int:
+    def alive() -> tuple[int, int]:
         gc.collect()
-        return sum(type(o) is RunRecord for o in gc.get_objects())  # no attribute is read
+        kinds = [type(o) for o in gc.get_objects()]  # no attribute is read
+        return kinds.count(Records), kinds.count(Reseeded)
 
-    seen: dict[str, int] = {}
+    seen: dict[str, tuple[int, int]] = {}
     build, analyse = experiment.build, experiment.analyse
+
+    derived: list[int] = []
 
     def counted(step, real):
         def spy(*args):
             seen[step] = alive()
+            if step == "build":
+                derived.append(sum(args[0].derived))
             return real(*args)
 
         return spy
@@ -389,5 +416,7 @@ def test_the_records_are_gone_before_the_analysis(store, mixed, monkeypatch, tab
     monkeypatch.setattr(experiment, "analyse", counted("analyse", analyse))
     if not tables:
         monkeypatch.setattr(sqlite_runs, "summaries", lambda *a, **k: None)
-    report = mfp.explain("mixed", tracking_uri=store)
-    assert seen == {"build": report.runs, "analyse": 0}
+    report = mfp.explain(replicated, tracking_uri=store)
+    assert report.runs == 8
+    assert seen == {"build": (1, 0), "analyse": (0, 0)}
+    assert derived == [6]  # each learning rate's replicates, made from its first run's record

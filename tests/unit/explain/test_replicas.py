@@ -52,15 +52,18 @@ def test_replicates_are_derived_from_one_read_and_equal_their_own_records(
     )
     records = {f"s{s}": seeded(edit(recipe, **{"program.call.data_seed": s}), s) for s in range(4)}
     runs = [stored(tmp_path, name, record) for name, record in records.items()]
-    rows = explain_reads._read([runs], "sqlite:///unused.db", None, Progress(False), len(runs))
+    got = explain_reads._read([runs], "sqlite:///unused.db", None, Progress(False), len(runs))
     assert read == ["s0"]  # one read for the recipe
-    for (row, why), name in zip(rows, records, strict=True):
-        assert why is None
-        assert row.coverage == "full"
+    assert got.partial == {}
+    assert len(got.records) == len(records)
+    for i, name in enumerate(records):
+        assert got.records.covered(i) == "full"
         own, _ = parse_record(json.dumps(records[name]), name, frozen=False)
-        assert row.record == {**own, "params": {"lr": "0.1"}}
+        assert got.records[i] == {**own, "params": {"lr": "0.1"}}
+    assert sum(got.records.derived) == 3  # the base's replicates
     # runs that logged the same params share one mapping of them, base and replicates alike
-    assert len({id(row.record["params"]) for row, _ in rows}) == 1
+    assert len({id(record["params"]) for record in got.records}) == 1
+    assert len(got.records.shared) == 1
 
 
 @pytest.mark.parametrize("size", [4, 2, 1])
@@ -82,12 +85,12 @@ def test_the_rows_go_as_their_records_are_made_and_the_records_keep_the_runs_ord
     runs = [stored(tmp_path, name, record) for name, record in records.items()]
     pages = [runs[i : i + size] for i in range(0, len(runs), size)]
     total = None if size == len(runs) else len(runs)
-    rows = explain_reads._read(pages, "sqlite:///unused.db", None, Progress(False), total)
+    got = explain_reads._read(pages, "sqlite:///unused.db", None, Progress(False), total)
     assert pages == [[]] * len(pages)
     assert sorted(read) == ["odd", "s0"]
-    assert [row.run_id for row, _ in rows] == list(records)
-    assert [row.record["seeds"]["requested"] for row, _ in rows] == [2, 0, 5, 1]
-    assert rows[2][0].record["program"]["call"]["data_seed"] == 7
+    assert [record["seeds"]["requested"] for record in got.records] == [2, 0, 5, 1]
+    assert got.records[2]["program"]["call"]["data_seed"] == 7
+    assert list(got.records.derived) == [0, 1, 0, 1]
 
 
 def test_a_run_apart_in_a_field_no_tag_names_is_read_not_merged(
@@ -111,9 +114,9 @@ def test_a_run_apart_in_a_field_no_tag_names_is_read_not_merged(
         stored(tmp_path, "c", c, **stale),
     ]
     assert len({replicas.group_key(run) for run in runs}) == 1  # one recipe's, by their tags
-    rows = explain_reads._read([runs], "sqlite:///unused.db", None, Progress(False), len(runs))
+    found = explain_reads._read([runs], "sqlite:///unused.db", None, Progress(False), len(runs))
     assert sorted(read) == ["a", "b", "c"]
-    got = {row.run_id: row.record for row, _ in rows}
+    got = dict(zip("abc", found.records, strict=True))
     assert got["b"]["program"]["call"]["data_seed"] == 7
     assert got["c"]["program"]["call"]["weight_decay"] == 0.01
     assert got["b"]["seeds"]["requested"] == 1

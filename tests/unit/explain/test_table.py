@@ -3,26 +3,41 @@ varying fields it uses, which are seeds, which some runs cannot know, and what i
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mlflow_fingerprint.explain.table import ABSENT, RunRecord, build, text
+from mlflow_fingerprint.explain.records import Records
+from mlflow_fingerprint.explain.table import ABSENT, Table, build, text
 from mlflow_fingerprint.model.missing import MISSING
+from mlflow_fingerprint.model.vocabulary import Coverage
 from support.records import cpu_record, edit, seeded
 
-
-def run(run_id: str, record: dict[str, Any], lr: str) -> RunRecord:
-    return RunRecord(run_id, {**record, "params": {"lr": lr}}, "full")
+Row = tuple[Coverage, Mapping[str, Any]]
 
 
-def two_runs() -> list[RunRecord]:
+def run(record: dict[str, Any], lr: str) -> Row:
+    return "full", {**record, "params": {"lr": lr}}
+
+
+def built(rows: Sequence[Row]) -> Table:
+    """The table of runs with these records (each with its params), held as ``_read`` holds
+    them."""
+    records = Records()
+    for coverage, record in rows:
+        records.add(coverage, record, record["params"])
+    assert list(records) == [dict(record) for _, record in rows]  # each made again, equal
+    return build(records)
+
+
+def two_runs() -> list[Row]:
     """Two whole records apart in their learning rate, their seeds and their (volatile) host."""
     base = edit(cpu_record(), **{"program.call.lr": 0.1, "platform.hostname": "node-a"})
     other = edit(base, **{"program.call.lr": 0.2, "platform.hostname": "node-b"})
-    return [run("a", seeded(base, 0), "0.1"), run("b", seeded(other, 1), "0.2")]
+    return [run(seeded(base, 0), "0.1"), run(seeded(other, 1), "0.2")]
 
 
 def test_a_varying_field_is_used_a_seed_is_set_apart_and_the_host_left_out() -> None:
-    table = build(two_runs())
+    table = built(two_runs())
     assert [f.path for f in table.fields] == ["program.call.lr", "params.lr"]
     assert {f.effect for f in table.fields} == {"recipe"}
     assert table.texts["program.call.lr"] == ("0.1", "0.2")
@@ -33,8 +48,8 @@ def test_a_varying_field_is_used_a_seed_is_set_apart_and_the_host_left_out() -> 
 
 
 def test_a_field_a_params_only_run_cannot_know_is_missing_not_guessed() -> None:
-    rows = [*two_runs(), RunRecord("c", {"params": {"lr": "0.2"}}, "params")]
-    table = build(rows)
+    rows = [*two_runs(), ("params", {"params": {"lr": "0.2"}})]
+    table = built(rows)
     assert [f.path for f in table.fields] == ["params.lr"]
     assert table.texts["params.lr"] == ("0.1", "0.2", "0.2")
     assert table.missing == ("program.call.lr",)
@@ -57,16 +72,16 @@ def test_replicates_walked_through_their_overlays_give_the_table_of_their_copies
         record = edit(cpu_record(), **{"program.call.lr": lr, "program.options.seed": "0"})
         bases.append(seeded(record, 0))
     derived, copies = [], []
-    for b, base in enumerate(bases):
+    for base in bases:
         lent = replicas.lender(base, fingerprint_tags(base, set()))
         assert lent is not None
         assert lent.at
         for seed in range(4):
             params = {"lr": str(base["program"]["call"]["lr"]), "seed": str(seed)}
             record = replicas.Reseeded(base, 0, seed, params, None, lent.at)
-            derived.append(RunRecord(f"r{b}{seed}", record, "full"))
-            copies.append(RunRecord(f"r{b}{seed}", dict(record), "full"))
-    walked, copied = build(derived), build(copies)
+            derived.append(("full", record))
+            copies.append(("full", dict(record)))
+    walked, copied = built(derived), built(copies)
     assert walked == copied
     assert "program.options.seed" in walked.seeds
     assert "seeds.requested" not in walked.texts  # a seed is named, never a column

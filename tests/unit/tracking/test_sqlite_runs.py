@@ -18,6 +18,7 @@ from mlflow_fingerprint.errors import ResolveError
 from mlflow_fingerprint.tracking import sqlite_runs
 from mlflow_fingerprint.tracking.experiment import StoredRun, stored_run
 from mlflow_fingerprint.tracking.progress import Progress
+from mlflow_fingerprint.tracking.roster import Roster
 from support.sqlite_store import runs_store, write
 
 
@@ -42,14 +43,17 @@ def store(tmp_path: Path, mlflow_db_template: Path) -> str:
 
 
 def read(store: str, experiment: str, size: int = sqlite_runs.SQLITE_BATCH) -> list[StoredRun]:
-    """The runs as ``explain`` reads them: the summaries, then their rows ``size`` at a time."""
+    """The runs as ``explain`` reads them: the summaries, then (named by a ``Roster``, all
+    ``explain`` keeps of them) their rows ``size`` at a time."""
     found = sqlite_runs.summaries(store, experiment)
     assert found is not None
-    summaries = list(found.runs)
-    pages = list(sqlite_runs.whole_rows(found.path, summaries, size))
-    assert summaries == []  # taken out as their pages were made
+    roster = Roster.of(found.runs)
+    pages = list(sqlite_runs.whole_rows(found.path, roster, found.experiment_id, size))
     assert all(0 < len(page) <= size for page in pages)
-    return [run for page in pages for run in page]
+    runs = [run for page in pages for run in page]
+    assert [r.run_id for r in runs] == [r.run_id for r in found.runs]
+    assert [(dict(r.metrics), dict(r.metric_steps)) for r in runs] == [({}, {})] * len(runs)
+    return runs
 
 
 def test_the_rows_are_mlflows_search_rows(store: str) -> None:
@@ -72,11 +76,12 @@ def test_the_rows_are_mlflows_search_rows(store: str) -> None:
         assert dict(summary.tags) == {}  # these runs hold no fingerprint.schema tag
     for size in (1, 2, 500):
         runs = read(store, "e", size)
-        assert rows(runs) == rows(whole)
+        # a whole row: the search's, but its metrics (its summary had them)
+        assert [row[:7] for row in rows(runs)] == [row[:7] for row in rows(whole)]
     assert runs[-1].name == "bare"
     assert [{r.name for r in runs[:2]}, {r.name for r in runs[2:4]}] == [{"r0", "r1"}, {"r2", "r3"}]
     assert [r.run_id for r in runs[:2]] == sorted(r.run_id for r in runs[:2])
-    (odd,) = [r for r in runs if r.name == "r1"]
+    (odd,) = [r for r in summaries if r.name == "r1"]
     assert odd.metric_steps == {"loss": 2, "val_loss": 0, "odd": 4}
     assert math.isnan(odd.metrics["odd"])
     # by id, as explain takes an experiment's id too
@@ -124,7 +129,7 @@ def test_a_run_gone_between_the_passes_is_one_line(store: str) -> None:
     gone = (found.runs[3].run_id,)  # what `mlflow gc` does to a deleted run, done to this one
     tables = ("tags", "params", "metrics", "latest_metrics", "runs")
     write(store, *((f"DELETE FROM {table} WHERE run_uuid = ?", gone) for table in tables))
-    pages = sqlite_runs.whole_rows(found.path, found.runs, 2)
+    pages = sqlite_runs.whole_rows(found.path, Roster.of(found.runs), found.experiment_id, 2)
     assert len(next(pages)) == 2
     with pytest.raises(ResolveError, match=r"^could not read the runs' tags from .*no longer"):
         next(pages)
@@ -138,9 +143,11 @@ def test_the_runs_share_one_string_per_name_and_repeated_value(store: str) -> No
     client = MlflowClient(store)
     experiment_id = client.get_experiment_by_name("e").experiment_id
     searched = reads.search(client, [experiment_id], "")
-    for runs in (read(store, "e"), searched):
+    summaries = sqlite_runs.summaries(store, "e").runs  # the tables' metrics are read so
+    for runs, with_metrics in ((read(store, "e"), summaries), (searched, searched)):
         first, second = runs[0], runs[1]
         assert next(k for k in first.tags if k == "z") is next(k for k in second.tags if k == "z")
         assert first.params["b"] is second.params["b"]
-        assert next(iter(first.metrics)) is next(iter(second.metrics))
+        one, other = (next(iter(r.metrics)) for r in with_metrics[:2])
+        assert one is other
         assert first.name is first.tags["mlflow.runName"]  # one object, not two
