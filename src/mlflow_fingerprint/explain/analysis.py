@@ -26,7 +26,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .anova import Anova, Cells, Term, anova, cells, design_rank
-from .design import Block, blocks, column, encode, first_seen, short_names
+from .design import Block, blocks, encode, first_seen, short_names
 from .ftest import f_survival, holm
 from .groups import Groups, NoiseFloor, Outlying, noise_floor, outliers
 from .result import Factor, Level, Noise, Separation
@@ -67,8 +67,7 @@ def _analyse(table: Table, y: np.ndarray) -> Analysis:
     groups = Groups.of(table.keys)
     floor = noise_floor(groups, y)
     info = {f.path: f for f in table.fields}
-    columns = [column(f.path, table.texts[f.path]) for f in table.fields]
-    found = blocks(columns, dict(table.texts))
+    found = blocks([table.columns[f.path] for f in table.fields])
     found, dropped = _within_df(found, y)
     notes: list[str] = []
     if dropped:
@@ -331,13 +330,14 @@ def _noise(floor: NoiseFloor, fitted: Anova, seeds: Sequence[str], notes: list[s
 def _separation(block: Block, table: Table) -> Separation:
     """Which runs would tell the block's two lead settings apart: value pairs never seen."""
     first, second = block.settings[0], block.settings[1]
-    a, b = table.texts[first], table.texts[second]
-    seen = set(zip(a, b, strict=True))
+    a, b = table.columns[first], table.columns[second]
+    _, firsts = first_seen(np.column_stack([a.codes, b.codes]))
+    seen = {(a.labels[a.codes[i]], b.labels[b.codes[i]]) for i in firsts}
     names = short_names([first, second])
     wanted = [
         f"{names[0]}={va} with {names[1]}={vb}"
-        for va in dict.fromkeys(a)
-        for vb in dict.fromkeys(b)
+        for va in a.labels  # each in order of its first run, as the runs list them
+        for vb in b.labels
         if (va, vb) not in seen
     ][:3]
     others = block.settings[2:]

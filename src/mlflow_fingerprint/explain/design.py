@@ -58,11 +58,6 @@ def alike(vectors: Iterable[np.ndarray]) -> list[list[int]]:
     return groups
 
 
-def column(field: str, texts: Sequence[str]) -> Column:
-    codes, labels = encode(texts)
-    return Column(field, codes, labels)
-
-
 # The type of level codes: a history has at most a few thousand values of a field, or cells, so
 # 32 bits are plenty; the analysis holds a column of them per field (100,000 runs: 0.4 MB each,
 # where 64-bit codes were 0.8).
@@ -211,9 +206,7 @@ def _settings(columns: Sequence[Column]) -> tuple[str, ...]:
     return (*leads, *(f for f in found if f not in leads))
 
 
-def _block(
-    columns: Sequence[Column], texts: dict[str, tuple[str, ...]], near: bool = False
-) -> Block:
+def _block(columns: Sequence[Column], near: bool = False) -> Block:
     settings = _settings(columns)
     fields = tuple(c.field for c in columns)
     of = {c.field: c for c in columns}
@@ -226,7 +219,9 @@ def _block(
     names = short_names(named)
     # each combination of values named once, from its first run, not once a run
     said = [
-        ", ".join(f"{name}={texts[s][i]}" for name, s in zip(names, named, strict=True))
+        ", ".join(
+            f"{name}={of[s].labels[of[s].codes[i]]}" for name, s in zip(names, named, strict=True)
+        )
         for i in firsts
     ]
     combined, labels = encode(said)
@@ -266,13 +261,13 @@ class _Union:
         return sorted(out.values())
 
 
-def blocks(columns: Sequence[Column], texts: dict[str, tuple[str, ...]]) -> list[Block]:
+def blocks(columns: Sequence[Column]) -> list[Block]:
     """The fields (``columns``, in order of likely importance) grouped into blocks that these
-    runs can tell apart. ``texts`` holds each field's value in each run, as text."""
+    runs can tell apart."""
     if not columns:
         return []
     partitions = alike(col.codes for col in columns)
-    exact = [_block([columns[i] for i in group], texts) for group in partitions]
+    exact = [_block([columns[i] for i in group]) for group in partitions]
     union = _Union(len(exact))
     near: set[int] = set()
     for i in range(len(exact)):
@@ -283,39 +278,30 @@ def blocks(columns: Sequence[Column], texts: dict[str, tuple[str, ...]]) -> list
             elif cramers_v(exact[i].codes, exact[j].codes) >= NEAR_ALIAS:
                 union.join(i, j)
                 near.update((i, j))
-    fields = Fields({col.field: col for col in columns}, texts)
+    # merging blocks reads each field's column: the table's, not made again
+    fields = {col.field: col for col in columns}
     merged = _merge(exact, union.groups(), fields, near)
     return _merge_deficits(merged, fields)
-
-
-@dataclass(frozen=True)
-class Fields:
-    """Each field's column and its value in each run as text: what merging blocks reads. The
-    columns are the ones the analysis made, not made again (a column is 8 bytes a run)."""
-
-    columns: Mapping[str, Column]
-    texts: dict[str, tuple[str, ...]]
 
 
 def _merge(
     parts: Sequence[Block],
     groups: Sequence[Sequence[int]],
-    fields: Fields,
+    fields: Mapping[str, Column],
     near: set[int] | None = None,
 ) -> list[Block]:
-    texts = fields.texts
     out = []
     for group in groups:
         if len(group) == 1:
             out.append(parts[group[0]])
             continue
-        columns = [fields.columns[f] for i in sorted(group) for f in parts[i].fields]
+        columns = [fields[f] for i in sorted(group) for f in parts[i].fields]
         is_near = any(i in (near or ()) or parts[i].near for i in group)
-        out.append(_block(columns, texts, is_near))
+        out.append(_block(columns, is_near))
     return out
 
 
-def _merge_deficits(parts: list[Block], fields: Fields) -> list[Block]:
+def _merge_deficits(parts: list[Block], fields: Mapping[str, Column]) -> list[Block]:
     """Blocks whose contrasts the others span together (a design aliased three ways, such as
     C = A xor B) are merged into one, until the main-effects design has full rank."""
     while len(parts) > 1:

@@ -12,6 +12,7 @@ import pytest
 from mlflow_fingerprint.explain.analysis import analyse
 from mlflow_fingerprint.explain.groups import replicate_key
 from mlflow_fingerprint.explain.table import FieldInfo, Table
+from support.blocks import columns_of, texts_in
 
 
 def simulated(rng: np.random.Generator, effects: dict[str, float], seeds: int = 3, noise=0.05):
@@ -24,7 +25,7 @@ def simulated(rng: np.random.Generator, effects: dict[str, float], seeds: int = 
     texts["seeds.requested"] = tuple(str(r[3]) for r in rows)
     fields = tuple(FieldInfo(n, "recipe", "", (0, 0, i, n)) for i, n in enumerate(names))
     keys = tuple(replicate_key(None, {n: texts[n][i] for n in names}) for i in range(len(rows)))
-    return Table(fields, texts, ("seeds.requested",), (), keys), y
+    return Table(fields, columns_of(texts), ("seeds.requested",), (), keys), y
 
 
 def verdicts(table: Table, y: np.ndarray) -> dict[str, str]:
@@ -57,8 +58,8 @@ def test_an_effect_smaller_than_the_runs_can_tell_is_undecided_not_ruled_out() -
 def test_an_interaction_without_main_effects_is_found() -> None:
     rng = np.random.default_rng(1)
     table, _ = simulated(rng, {})
-    a = np.array([int(v) for v in table.texts["program.call.a"]])
-    b = np.array([int(v) for v in table.texts["program.call.b"]])
+    a = np.array([int(v) for v in texts_in(table.columns["program.call.a"])])
+    b = np.array([int(v) for v in texts_in(table.columns["program.call.b"])])
     y = 1.0 * a + 0.5 * b + 1.0 * (a ^ b) + rng.normal(0, 0.05, len(a))
     found = analyse(table, y)
     (interaction,) = [f for f in found.factors if f.kind == "interaction"]
@@ -81,7 +82,7 @@ def test_without_replicates_the_noise_is_the_residual_and_says_so() -> None:
 
 def test_runs_that_differ_only_in_their_seeds_are_all_noise() -> None:
     texts = {"seeds.requested": tuple(str(s) for s in range(6))}
-    table = Table((), texts, ("seeds.requested",), (), ((),) * 6)
+    table = Table((), columns_of(texts), ("seeds.requested",), (), ((),) * 6)
     found = analyse(table, np.array([1.0, 1.2, 0.9, 1.1, 1.05, 0.95]))
     assert found.factors == ()
     assert (found.noise.groups, found.noise.runs, found.noise.share) == (1, 6, 1.0)
@@ -96,7 +97,9 @@ def test_what_no_field_accounts_for_is_said_to_be_unexplained() -> None:
     from mlflow_fingerprint.present.explain.words import headline
 
     table, _ = simulated(np.random.default_rng(5), {})
-    on = np.array([[int(table.texts[f.path][i]) for f in table.fields] for i in range(24)])
+    on = np.array(
+        [[int(texts_in(table.columns[f.path])[i]) for f in table.fields] for i in range(24)]
+    )
     y = (on.sum(axis=1) % 2) + np.random.default_rng(6).normal(0, 0.05, 24)
     found = analyse(table, y)
     assert not [f for f in found.factors if f.verdict == "important"]

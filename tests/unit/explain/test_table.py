@@ -6,10 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from mlflow_fingerprint.explain.records import Records
 from mlflow_fingerprint.explain.table import ABSENT, Table, build, text
 from mlflow_fingerprint.model.missing import MISSING
 from mlflow_fingerprint.model.vocabulary import Coverage
+from support.blocks import texts_in
 from support.records import cpu_record, edit, seeded
 
 Row = tuple[Coverage, Mapping[str, Any]]
@@ -40,10 +43,10 @@ def test_a_varying_field_is_used_a_seed_is_set_apart_and_the_host_left_out() -> 
     table = built(two_runs())
     assert [f.path for f in table.fields] == ["program.call.lr", "params.lr"]
     assert {f.effect for f in table.fields} == {"recipe"}
-    assert table.texts["program.call.lr"] == ("0.1", "0.2")
+    assert texts_in(table.columns["program.call.lr"]) == ("0.1", "0.2")
     assert table.seeds == ("seeds.requested", "seeds.torch_initial_seed")
     assert table.missing == ()
-    assert "platform.hostname" not in table.texts
+    assert "platform.hostname" not in table.columns
     assert table.keys[0] != table.keys[1]
 
 
@@ -51,9 +54,10 @@ def test_a_field_a_params_only_run_cannot_know_is_missing_not_guessed() -> None:
     rows = [*two_runs(), ("params", {"params": {"lr": "0.2"}})]
     table = built(rows)
     assert [f.path for f in table.fields] == ["params.lr"]
-    assert table.texts["params.lr"] == ("0.1", "0.2", "0.2")
+    assert texts_in(table.columns["params.lr"]) == ("0.1", "0.2", "0.2")
+    assert table.columns["params.lr"].codes.tolist() == [0, 1, 1]
     assert table.missing == ("program.call.lr",)
-    assert "program.call.lr" not in table.texts
+    assert "program.call.lr" not in table.columns
 
 
 def test_values_are_compared_as_text() -> None:
@@ -82,7 +86,16 @@ def test_replicates_walked_through_their_overlays_give_the_table_of_their_copies
             derived.append(("full", record))
             copies.append(("full", dict(record)))
     walked, copied = built(derived), built(copies)
-    assert walked == copied
+    assert (walked.fields, walked.seeds, walked.missing) == (
+        copied.fields,
+        copied.seeds,
+        copied.missing,
+    )
+    assert walked.keys == copied.keys
+    assert walked.columns.keys() == copied.columns.keys()
+    for path, col in walked.columns.items():
+        assert col.labels == copied.columns[path].labels
+        assert np.array_equal(col.codes, copied.columns[path].codes)
     assert "program.options.seed" in walked.seeds
-    assert "seeds.requested" not in walked.texts  # a seed is named, never a column
+    assert "seeds.requested" not in walked.columns  # a seed is named, never a column
     assert len(set(walked.keys)) == 2  # each learning rate's four seeds are replicates
