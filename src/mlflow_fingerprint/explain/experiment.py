@@ -24,8 +24,7 @@ import numpy as np
 from .. import layout
 from ..compare.partial import has_fingerprint_tags, record_from_tags
 from ..compare.resolve import find_experiment_id, parse_record
-from ..errors import ExplainError, FingerprintError, ResolveError
-from ..model.schema import check_version
+from ..errors import ExplainError, ResolveError
 from ..model.vocabulary import Coverage
 from ..redact import masked_view
 from ..tracking import experiment as reads
@@ -34,7 +33,8 @@ from ..tracking import store as tracking
 from ..tracking.progress import Progress
 from ..tracking.record_cache import RecordCache
 from ..tracking.roster import Roster
-from . import replicas
+from ..tracking.summaries import RunSummaries
+from . import choice, replicas
 from .analysis import analyse
 from .options import ExplainOptions
 from .records import Records
@@ -42,10 +42,6 @@ from .result import Explanation, Group, LeftOut, Missing, Noise, Outlier
 from .table import Table, build
 
 MIN_RUNS = 3
-# The largest metric value explain analyses: its squares, summed over a million runs, stay far
-# inside a float. MLflow stores an infinity as the largest float (1.797e308), so a diverged
-# run's inf arrives finite; it and anything this large are left out and listed with why.
-MAX_VALUE = 1e100
 # The clauses of a --filter (MLflow's filters join clauses with AND only), quoted values aside.
 MAX_CLAUSES = 100
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
@@ -53,14 +49,6 @@ _AND = re.compile(r"\s+and\s+", re.IGNORECASE)
 # Runs whose records are made together where a search gave their rows: the records a page
 # reads for itself are read in parallel, and what it holds by run id is a page's worth.
 READ_PAGE = 1000
-# What MLflow writes for +-inf (``sys.float_info.max``).
-STORED_INFINITY = 1.7976931348623157e308
-# Metrics that count the training rather than measure it (names with their separators dropped).
-COUNTERS = frozenset(
-    {"step", "steps", "globalstep", "numsteps", "totalsteps", "epoch", "epochs", "iteration"}
-    | {"iterations", "iter", "iters", "batches", "numbatches", "samples", "numsamples"}
-)
-FINISHED = "FINISHED"
 # Shown to a user whose experiment mixes fingerprinted runs with runs that are not.
 ONLY_FINGERPRINTED = f"tags.`{layout.TAG_HASH}` LIKE '%'"
 
@@ -109,55 +97,6 @@ def _shown_filter(filter_string: str, limit: int = 80) -> str:
     if len(filter_string) <= limit:
         return repr(filter_string)
     return f"{filter_string[:limit]!r}… ({len(filter_string)} characters)"
-
-
-def counts_steps(name: str) -> bool:
-    """A metric that counts the training (``steps``, ``epoch``, ``global_step``): equal in runs
-    of one length, and never what a spread of results is about."""
-    return re.sub(r"[^a-z]", "", name.lower()) in COUNTERS
-
-
-def varies(runs: Sequence[reads.StoredRun], name: str) -> bool:
-    """The runs that logged ``name`` do not all end on one value."""
-    return len({r.metrics[name] for r in runs if name in r.metrics}) > 1
-
-
-def choose_metric(runs: Sequence[reads.StoredRun]) -> tuple[str, str]:
-    """A metric that varies across the runs, never a step count: the summary metric most runs
-    share (a metric whose latest value is at step 0: logged once), else the metric most runs
-    logged; and a note saying which and why. Where no metric varies, the first of them, and
-    the report says every run agrees on it."""
-    summaries = Counter(k for r in runs for k, step in r.metric_steps.items() if step == 0)
-    logged = Counter(k for r in runs for k in r.metrics)
-    if not logged:
-        raise ExplainError("the runs logged no metric")
-    ranked = [
-        *(("the summary metric", k, n) for k, n in _by_count(summaries)),
-        *(("the metric", k, n) for k, n in _by_count(logged) if k not in summaries),
-    ]
-    useful = [c for c in ranked if not counts_steps(c[1])] or ranked
-    what, name, count = next((c for c in useful if varies(runs, c[1])), useful[0])
-    verb = "share" if what == "the summary metric" else "logged"
-    passed = ", the first that varies" if name != ranked[0][1] else ""
-    return name, f"metric {name}: {what} {count} of {len(runs)} runs {verb}{passed} " + (
-        "(--metric picks another)"
-    )
-
-
-def _by_count(counts: Counter[str]) -> list[tuple[str, int]]:
-    """Most runs first, then by name."""
-    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-
-
-def refused(run: reads.StoredRun) -> str | None:
-    """Why a run's record must not be read at all: its ``fingerprint.schema`` tag says a newer
-    release wrote it (``check_version``, which every reader of records calls); None if not."""
-    schema = run.tags.get(layout.TAG_SCHEMA, "")
-    try:
-        check_version(int(schema) if schema.isdigit() else None, f"run {run.run_id}")
-    except FingerprintError as exc:
-        return str(exc)
-    return None
 
 
 # What :func:`_parsed` has parsed: a bytes object's id -> (it, its record); ("packages",
@@ -378,15 +317,18 @@ def explain(
 
 @dataclass(frozen=True)
 class Chosen:
-    """The runs a report analyses, with their values of the metric, and what it says beside."""
+    """The runs a report analyses (their ids and names), with their values of the metric, and
+    what it says beside; and where their rows are read from: a search's rows, else a store's
+    tables."""
 
     asked: Asked
-    used: list[reads.StoredRun]
-    y: list[float]
+    named: Roster
+    y: np.ndarray
     left: list[LeftOut]
     notes: list[str]
     mlflow_client: Any  # None where the store's tables were read without a reader
-    tables: Path | None = None  # where ``used`` are summaries, the file their rows are read from
+    rows: list[reads.StoredRun] | None  # a search's rows of the runs, in their order
+    tables: Path | None = None  # else the file their rows are read from
 
 
 def explain_with(experiment: str, options: ExplainOptions) -> Explanation:
@@ -399,18 +341,17 @@ def explain_with(experiment: str, options: ExplainOptions) -> Explanation:
     chosen = _chosen(experiment, options, uri, progress)
     if isinstance(chosen, Explanation):
         return chosen
-    asked, y, left, notes = chosen.asked, np.array(chosen.y), chosen.left, chosen.notes
-    # what the report names a run by is all it keeps of a run's summary: a search's whole rows
-    # go as their records are made (``_read`` empties each page), a store's summaries here
-    # (``whole_rows`` reads the rows records are made from by id), and the records once the
-    # table is made from them: nothing but the table reaches the analysis
-    named = Roster.of(chosen.used)
+    asked, named, y, left, notes = chosen.asked, chosen.named, chosen.y, chosen.left, chosen.notes
+    # what the report names a run by is all it keeps of a run's summary (the summaries went
+    # with ``_chosen``): a search's whole rows go as their records are made (``_read`` empties
+    # each page), a store's are read by id (``whole_rows``), and the records go once the table
+    # is made from them: nothing but the table reaches the analysis
     mlflow_client = chosen.mlflow_client
-    if chosen.tables is None:
-        pages = reads.taken(chosen.used, READ_PAGE)
+    if chosen.rows is not None:
+        pages = reads.taken(chosen.rows, READ_PAGE)
     else:
+        assert chosen.tables is not None  # the runs came from the store's tables
         pages = sqlite_runs.whole_rows(chosen.tables, named, asked.experiment_id)
-        chosen.used.clear()
     del chosen
     tabled = _tabled(_read(pages, uri, mlflow_client, progress, len(named)))
     progress.close()
@@ -426,49 +367,51 @@ def _chosen(
     metric, step, filter_string = options.metric, options.at, options.filter_string
     # a local sqlite store, unfiltered: the runs' summaries read from its tables, their whole
     # rows later, page by page (``sqlite_runs``); otherwise, or where they cannot be read so,
-    # the store's reader (MLflow's client, the REST reader)
+    # the store's reader (MLflow's client, the REST reader), the summaries made from its rows
     direct = None if filter_string else sqlite_runs.summaries(uri, experiment, progress)
-    tables = None
+    tables, rows = None, None
     if direct is not None:
         mlflow_client = None
         experiment_id, runs, tables = direct.experiment_id, direct.runs, direct.path
     else:
         mlflow_client = tracking.reader(uri)
         experiment_id = find_experiment_id(mlflow_client, experiment, uri)
-        runs = _search(mlflow_client, uri, experiment_id, filter_string or "", progress)
+        rows = _search(mlflow_client, uri, experiment_id, filter_string or "", progress)
+        runs = RunSummaries.of(rows)
+    del direct
     where = f" matching --filter {filter_string!r}" if filter_string else ""
-    if not runs:
+    if not len(runs):
         raise ExplainError(f"experiment {experiment!r} has no runs{where}")
+    roster = runs.roster
     left: list[LeftOut] = []
-    kept = []
-    for run in runs:
-        if run.status == FINISHED or options.include_unfinished:
-            kept.append(run)
-        else:
-            left.append(LeftOut(run.run_id, f"status {run.status}", _name(run.name)))
+    kept = choice.kept(runs, options.include_unfinished)
+    for i in np.flatnonzero(~kept).tolist():
+        why = f"status {runs.status(i)}"
+        left.append(LeftOut(roster.run_id(i), why, _name(roster.name(i))))
     notes = []
     if metric is None:
-        metric, note = choose_metric(kept or runs)
+        among = kept if kept.any() else np.ones(len(runs), dtype=bool)
+        metric, note = choice.choose_metric(choice.logged(runs, among), int(among.sum()))
         notes.append(note)
-    elif not any(metric in r.metrics for r in runs):
-        names = sorted({k for r in runs for k in r.metrics})
+    elif metric not in runs.metrics:
+        names = sorted(runs.metrics)
         has = f"; its runs logged {', '.join(names[:8])}" if names else "; its runs logged none"
         raise ExplainError(f"no run of experiment {experiment!r} logged metric {metric!r}{has}")
-    values = _values(mlflow_client, uri, kept, metric, step)
-    used, y = [], []
-    for run in kept:
-        value = values.get(run.run_id)
-        newer = refused(run)
-        if newer is not None:
-            left.append(LeftOut(run.run_id, newer, _name(run.name)))
-        elif value is None:
-            at_step = "" if step == "final" else f" at step {step}"
-            left.append(LeftOut(run.run_id, f"no {metric}{at_step}", _name(run.name)))
-        elif not np.isfinite(value) or abs(value) > MAX_VALUE:
-            left.append(LeftOut(run.run_id, _out_of_range(metric, value), _name(run.name)))
+    values = _values(mlflow_client, uri, runs, kept, metric, step)
+    newer = choice.newer(runs)
+    wild = choice.out_of_range(values.value)
+    usable = kept & ~newer & values.has & ~wild
+    for i in np.flatnonzero(kept & ~usable).tolist():
+        run_id = roster.run_id(i)
+        if newer[i]:
+            why = choice.refused(runs.schema(i), run_id) or ""
+        elif not values.has[i]:
+            why = f"no {metric}" + ("" if step == "final" else f" at step {step}")
         else:
-            used.append(run)
-            y.append(value)
+            why = choice.why_out_of_range(metric, float(values.value[i]))
+        left.append(LeftOut(run_id, why, _name(roster.name(i))))
+    used = np.flatnonzero(usable)
+    y = values.value[used]
     if len(used) < MIN_RUNS:
         raise ExplainError(
             f"explain needs at least {MIN_RUNS} runs with {metric}: experiment {experiment!r} "
@@ -478,18 +421,11 @@ def _chosen(
     if np.ptp(y) == 0:
         progress.close()
         return _agreed(asked, y, left, notes)
-    return Chosen(asked, used, y, left, notes, mlflow_client, tables)
-
-
-def _out_of_range(metric: str, value: float) -> str:
-    """Why a value is left out: not a number, infinite however stored, or beyond MAX_VALUE
-    (said without the value, so runs left out for one reason are counted together)."""
-    if np.isnan(value):
-        return f"{metric} is nan"
-    if np.isinf(value) or abs(value) >= STORED_INFINITY:
-        sign = "-" if value < 0 else ""
-        return f"{metric} is {sign}inf (MLflow stores it as {sign}1.797e308)"
-    return f"{metric} is beyond the range explain analyses (±{MAX_VALUE:g})"
+    picked = None if rows is None else [rows[i] for i in used.tolist()]
+    del rows
+    # the runs' own roster where every run is used (a copy beside it was 7 MiB at 100,000)
+    named = roster if len(used) == len(roster) else roster.picked(used.tolist())
+    return Chosen(asked, named, y, left, notes, mlflow_client, picked, tables)
 
 
 @cache
@@ -511,15 +447,23 @@ def _left_summary(left: Sequence[LeftOut]) -> str:
 
 
 def _values(
-    mlflow_client: Any, uri: str, runs: Sequence[reads.StoredRun], metric: str, step: str | int
-) -> dict[str, float]:
+    mlflow_client: Any,
+    uri: str,
+    runs: RunSummaries,
+    among: np.ndarray,
+    metric: str,
+    step: str | int,
+) -> choice.Values:
     if step == "final":
-        return {r.run_id: r.metrics[metric] for r in runs if metric in r.metrics}
-    ids = [r.run_id for r in runs if metric in r.metrics]
-    with tracking.store_errors(uri):
-        return reads.values_at_step(
-            lambda: mlflow_client or tracking.reader(uri), uri, ids, metric, int(step)
-        )
+        return choice.final_values(runs, metric, among)
+
+    def read(ids: list[str]) -> Mapping[str, float]:
+        with tracking.store_errors(uri):
+            return reads.values_at_step(
+                lambda: mlflow_client or tracking.reader(uri), uri, ids, metric, int(step)
+            )
+
+    return choice.step_values(runs, metric, among, read)
 
 
 def _agreed(

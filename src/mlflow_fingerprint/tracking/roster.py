@@ -3,16 +3,15 @@ once its row has served, to name it in a report and to read the rest of its row 
 
 Why: a run id and a run name as Python strings, with the object that holds them, were about 210
 bytes a run (21 MiB of a 100,000-run history, held from the search to the report). Here a run
-costs its text's UTF-8 bytes and eight bytes for where it ends: about 60 bytes a run.
+costs its text's UTF-8 bytes and nine bytes for where it ends and whether it is there: about 60
+bytes a run.
 """
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
-
-from .experiment import StoredRun
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 
 _ENCODING = "utf-8"
 _ERRORS = "surrogatepass"  # any str MLflow hands over comes back as it was
@@ -20,23 +19,25 @@ _ERRORS = "surrogatepass"  # any str MLflow hands over comes back as it was
 
 @dataclass(frozen=True)
 class Texts:
-    """Texts (or None) in order, in one block of UTF-8 bytes with where each ends."""
+    """Texts (or None) in order, in one block of UTF-8 bytes with where each ends; added to
+    one at a time (:meth:`append`), as a search's rows come."""
 
-    data: bytes
-    ends: array[int]  # where each text ends in ``data``
-    given: bytes  # 1 where the text is a text, 0 where it is None
+    data: bytearray = field(default_factory=bytearray)
+    ends: array[int] = field(default_factory=lambda: array("q"))  # where each ends in data
+    given: bytearray = field(default_factory=bytearray)  # 1 for a text, 0 for None
 
     @classmethod
     def of(cls, values: Iterable[str | None]) -> Texts:
-        block = bytearray()
-        ends: array[int] = array("q")
-        given = bytearray()
+        texts = cls()
         for value in values:
-            if value is not None:
-                block += value.encode(_ENCODING, _ERRORS)
-            ends.append(len(block))
-            given.append(value is not None)
-        return cls(bytes(block), ends, bytes(given))
+            texts.append(value)
+        return texts
+
+    def append(self, value: str | None) -> None:
+        if value is not None:
+            self.data.extend(value.encode(_ENCODING, _ERRORS))
+        self.ends.append(len(self.data))
+        self.given.append(value is not None)
 
     def __len__(self) -> int:
         return len(self.ends)
@@ -55,20 +56,26 @@ class Texts:
 class Roster:
     """Runs by their place: each one's id and name."""
 
-    ids: Texts
-    names: Texts
+    ids: Texts = field(default_factory=Texts)
+    names: Texts = field(default_factory=Texts)
 
-    @classmethod
-    def of(cls, runs: Sequence[StoredRun]) -> Roster:
-        """The ids and names of ``runs``, in their order."""
-        return cls(Texts.of(r.run_id for r in runs), Texts.of(r.name for r in runs))
+    def append(self, run_id: str, name: str | None) -> None:
+        self.ids.append(run_id)
+        self.names.append(name)
+
+    def picked(self, positions: Iterable[int]) -> Roster:
+        """The runs at ``positions``, in their order."""
+        out = Roster()
+        for i in positions:
+            out.append(self.run_id(i), self.name(i))
+        return out
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def run_id(self, i: int) -> str:
         run_id = self.ids[i]
-        assert run_id is not None  # every run has an id: Roster.of wrote a text for each
+        assert run_id is not None  # every run has an id: append wrote a text for each
         return run_id
 
     def name(self, i: int) -> str | None:

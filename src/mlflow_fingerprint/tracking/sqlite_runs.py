@@ -26,7 +26,6 @@ through the tables' ``run_uuid`` indexes; a file without them is not read so.
 
 from __future__ import annotations
 
-import itertools
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterator
@@ -42,6 +41,7 @@ from .pairs import Held, Pairs, pack
 from .progress import Progress
 from .roster import Roster
 from .store import sqlite_file
+from .summaries import RunSummaries
 
 V = TypeVar("V")
 
@@ -59,11 +59,12 @@ SUMMARIES = (
     "ORDER BY r.start_time IS NULL, r.start_time, r.run_uuid"
 )
 # The latest metrics of the experiment's active runs, each run's together (in the order they
-# were written), through MLflow's index on run_uuid: no run's dict is held for long.
-LATEST_BY_RUN = (
+# were written), the runs in the order of SUMMARIES: read beside them, no run's are held for long.
+LATEST_IN_ORDER = (
     "SELECT t.run_uuid, t.key, t.value, t.step, t.is_nan FROM latest_metrics t "
     "JOIN runs r ON r.run_uuid = t.run_uuid "
-    "WHERE r.experiment_id = ? AND r.lifecycle_stage = ? ORDER BY t.run_uuid, t.rowid"
+    "WHERE r.experiment_id = ? AND r.lifecycle_stage = ? "
+    "ORDER BY r.start_time IS NULL, r.start_time, r.run_uuid, t.rowid"
 )
 # A page of runs' rows of a table, in the order they were written; and the runs' artifact roots
 # and statuses.
@@ -74,13 +75,13 @@ PAGED = ("tags", "params")  # each with MLflow's index on run_uuid where it is r
 
 @dataclass(frozen=True)
 class Summaries:
-    """An experiment's active runs as :func:`summaries` reads them: each run's
-    :class:`StoredRun` without its artifact root, params and tags (but the schema tag), and the
-    file :func:`whole_rows` reads the rest from."""
+    """An experiment's active runs as :func:`summaries` reads them (``RunSummaries``: each run's
+    id, name, status, schema tag and latest metrics), and the file :func:`whole_rows` reads the
+    rest from."""
 
     path: Path
     experiment_id: str
-    runs: list[StoredRun]
+    runs: RunSummaries
 
 
 def summaries(
@@ -173,48 +174,26 @@ def _packed(
     return packed
 
 
-def _summaries(con: sqlite3.Connection, experiment_id: int) -> list[StoredRun]:
-    """The active runs' summaries, in the order of :data:`SUMMARIES`."""
+def _summaries(con: sqlite3.Connection, experiment_id: int) -> RunSummaries:
+    """The active runs' summaries, in the order of :data:`SUMMARIES`, each with its latest
+    metrics (:data:`LATEST_IN_ORDER`, read in step with them). Raises ``ValueError`` where a
+    metric's run is not among the runs as they come (the two orders disagree)."""
     where = (experiment_id, ACTIVE)
-    held = Held()
-    metrics, steps = _latest(con, where, held)
-    none: Pairs[Any] = pack({}, held)
-    out = []
+    out = RunSummaries()
+    latest = con.execute(LATEST_IN_ORDER, where)
+    pending = next(latest, None)
     for run_id, name, status, schema in con.execute(
         SUMMARIES, (TAG_SCHEMA, MLFLOW_RUN_NAME, *where)
     ):
-        out.append(
-            StoredRun(
-                run_id=run_id,
-                name=name,
-                status=held.text(str(status)),
-                experiment_id=held.text(str(experiment_id)),
-                artifact_uri="",
-                params=none,
-                tags=pack({} if schema is None else {TAG_SCHEMA: schema}, held, whole=True),
-                metrics=metrics.pop(run_id, none),
-                metric_steps=steps.pop(run_id, none),
-            )
-        )
+        metrics = []
+        while pending is not None and pending[0] == run_id:
+            _, key, value, step, is_nan = pending
+            metrics.append((key, float("nan") if is_nan else float(value), int(step or 0)))
+            pending = next(latest, None)
+        out.add(run_id, name, str(status), schema, metrics)
+    if pending is not None:
+        raise ValueError(f"the latest metrics of run {pending[0]} came out of the runs' order")
     return out
-
-
-def _latest(
-    con: sqlite3.Connection, where: tuple[int, str], held: Held
-) -> tuple[dict[str, Pairs[float]], dict[str, Pairs[int]]]:
-    """Each run's latest metric values and the steps they were logged at, packed as each run's
-    rows end (:data:`LATEST_BY_RUN`)."""
-    metrics: dict[str, Pairs[float]] = {}
-    steps: dict[str, Pairs[int]] = {}
-    for run_id, rows in itertools.groupby(con.execute(LATEST_BY_RUN, where), key=lambda r: r[0]):
-        values: dict[str, float] = {}
-        at: dict[str, int] = {}
-        for _, key, value, step, is_nan in rows:
-            values[key] = float("nan") if is_nan else float(value)
-            at[key] = int(step or 0)
-        metrics[run_id] = pack(values, held)
-        steps[run_id] = pack(at, held, whole=True)
-    return metrics, steps
 
 
 def _whole(

@@ -3,19 +3,17 @@ as it was given, None included, whatever its characters."""
 
 from __future__ import annotations
 
-from types import MappingProxyType
-
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mlflow_fingerprint.tracking.experiment import StoredRun
 from mlflow_fingerprint.tracking.roster import Roster, Texts
 
-NONE = MappingProxyType({})
 
-
-def row(run_id: str, name: str | None) -> StoredRun:
-    return StoredRun(run_id, name, "FINISHED", "1", "", NONE, NONE, NONE, NONE)
+def roster_of(runs: list[tuple[str, str | None]]) -> Roster:
+    roster = Roster()
+    for run_id, name in runs:
+        roster.append(run_id, name)
+    return roster
 
 
 @given(st.lists(st.one_of(st.none(), st.text())))
@@ -35,11 +33,13 @@ def test_a_none_is_not_an_empty_name_and_any_character_survives() -> None:
 
 
 def test_a_roster_names_each_run_by_its_place() -> None:
-    runs = [row("0a" * 16, "bold-fox"), row("1b" * 16, None), row("run-3", "")]
-    roster = Roster.of(runs)
+    runs = [("0a" * 16, "bold-fox"), ("1b" * 16, None), ("run-3", "")]
+    roster = roster_of(runs)
     assert len(roster) == 3
-    assert [roster.run_id(i) for i in range(3)] == [r.run_id for r in runs]
+    assert [roster.run_id(i) for i in range(3)] == [run_id for run_id, _ in runs]
     assert [roster.name(i) for i in range(3)] == ["bold-fox", None, ""]
+    picked = roster.picked([2, 0])
+    assert [(picked.run_id(i), picked.name(i)) for i in range(2)] == [runs[2], runs[0]]
 
 
 def test_a_run_costs_its_text_not_an_object() -> None:
@@ -47,11 +47,11 @@ def test_a_run_costs_its_text_not_an_object() -> None:
     were about 210."""
     import tracemalloc
 
-    runs = [row(f"{i:032x}", f"name-{i}") for i in range(10_000)]
+    runs = [(f"{i:032x}", f"name-{i}") for i in range(10_000)]
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        roster = Roster.of(runs)
+        roster = roster_of(runs)
         held = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()

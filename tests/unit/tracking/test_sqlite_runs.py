@@ -18,7 +18,7 @@ from mlflow_fingerprint.errors import ResolveError
 from mlflow_fingerprint.tracking import sqlite_runs
 from mlflow_fingerprint.tracking.experiment import StoredRun, stored_run
 from mlflow_fingerprint.tracking.progress import Progress
-from mlflow_fingerprint.tracking.roster import Roster
+from mlflow_fingerprint.tracking.summaries import RunSummaries
 from support.sqlite_store import runs_store, write
 
 
@@ -42,16 +42,30 @@ def store(tmp_path: Path, mlflow_db_template: Path) -> str:
     return runs_store(tmp_path, mlflow_db_template)
 
 
+def summarised(summaries: RunSummaries) -> list[tuple[Any, ...]]:
+    """Each run's summary: its id, name, status, schema tag and metrics (name -> its latest
+    value, a NaN as text, and step)."""
+    metrics: list[dict[str, tuple[Any, int]]] = [{} for _ in range(len(summaries))]
+    for name, metric in summaries.metrics.items():
+        for at, value, step in zip(metric.runs, metric.values, metric.steps, strict=True):
+            metrics[at][name] = ("nan" if math.isnan(value) else value, step)
+    roster = summaries.roster
+    return [
+        (roster.run_id(i), roster.name(i), summaries.status(i), summaries.schema(i), metrics[i])
+        for i in range(len(summaries))
+    ]
+
+
 def read(store: str, experiment: str, size: int = sqlite_runs.SQLITE_BATCH) -> list[StoredRun]:
     """The runs as ``explain`` reads them: the summaries, then (named by a ``Roster``, all
     ``explain`` keeps of them) their rows ``size`` at a time."""
     found = sqlite_runs.summaries(store, experiment)
     assert found is not None
-    roster = Roster.of(found.runs)
+    roster = found.runs.roster
     pages = list(sqlite_runs.whole_rows(found.path, roster, found.experiment_id, size))
     assert all(0 < len(page) <= size for page in pages)
     runs = [run for page in pages for run in page]
-    assert [r.run_id for r in runs] == [r.run_id for r in found.runs]
+    assert [r.run_id for r in runs] == [roster.run_id(i) for i in range(len(roster))]
     assert [(dict(r.metrics), dict(r.metric_steps)) for r in runs] == [({}, {})] * len(runs)
     return runs
 
@@ -67,13 +81,11 @@ def test_the_rows_are_mlflows_search_rows(store: str) -> None:
     assert progress.done == 5
     summaries = found.runs
     assert len(summaries) == 5  # not the deleted run, not the other experiment's
-    # a summary: what choosing the metric and the runs reads, and nothing else
+    # a summary: what choosing the metric and the runs reads, and nothing else; these runs
+    # hold no fingerprint.schema tag
     whole = [stored_run(r) for r in searched]
-    for summary, run in zip(summaries, whole, strict=True):
-        assert (summary.run_id, summary.name, summary.status) == (run.run_id, run.name, run.status)
-        assert rows([summary])[0][7:] == rows([run])[0][7:]  # its metrics and their steps
-        assert (summary.artifact_uri, dict(summary.params)) == ("", {})
-        assert dict(summary.tags) == {}  # these runs hold no fingerprint.schema tag
+    assert summarised(summaries) == summarised(RunSummaries.of(whole))
+    assert [summaries.schema(i) for i in range(5)] == [None] * 5
     for size in (1, 2, 500):
         runs = read(store, "e", size)
         # a whole row: the search's, but its metrics (its summary had them)
@@ -81,9 +93,10 @@ def test_the_rows_are_mlflows_search_rows(store: str) -> None:
     assert runs[-1].name == "bare"
     assert [{r.name for r in runs[:2]}, {r.name for r in runs[2:4]}] == [{"r0", "r1"}, {"r2", "r3"}]
     assert [r.run_id for r in runs[:2]] == sorted(r.run_id for r in runs[:2])
-    (odd,) = [r for r in summaries if r.name == "r1"]
-    assert odd.metric_steps == {"loss": 2, "val_loss": 0, "odd": 4}
-    assert math.isnan(odd.metrics["odd"])
+    (odd,) = [r for r in summarised(summaries) if r[1] == "r1"]
+    assert {k: step for k, (_, step) in odd[4].items()} == {"loss": 2, "val_loss": 0, "odd": 4}
+    assert odd[4]["odd"][0] == "nan"
+    assert summaries.status(2) == "FAILED"
     # by id, as explain takes an experiment's id too
     assert rows(read(store, experiment_id)) == rows(runs)
 
@@ -97,8 +110,7 @@ def test_a_summary_holds_the_schema_tag(store: str) -> None:
     )[0]
     client.set_tag(first.info.run_id, layout.TAG_SCHEMA, "99")
     summaries = sqlite_runs.summaries(store, "e").runs
-    assert dict(summaries[0].tags) == {layout.TAG_SCHEMA: "99"}
-    assert [dict(s.tags) for s in summaries[1:]] == [{}] * 4
+    assert [summaries.schema(i) for i in range(5)] == ["99", None, None, None, None]
 
 
 def test_what_cannot_be_read_so_reads_as_none(store: str, tmp_path: Path) -> None:
@@ -126,10 +138,11 @@ def test_tables_without_mlflows_run_index_are_not_read_by_pages(store: str) -> N
 
 def test_a_run_gone_between_the_passes_is_one_line(store: str) -> None:
     found = sqlite_runs.summaries(store, "e")
-    gone = (found.runs[3].run_id,)  # what `mlflow gc` does to a deleted run, done to this one
+    # what `mlflow gc` does to a deleted run, done to this one
+    gone = (found.runs.roster.run_id(3),)
     tables = ("tags", "params", "metrics", "latest_metrics", "runs")
     write(store, *((f"DELETE FROM {table} WHERE run_uuid = ?", gone) for table in tables))
-    pages = sqlite_runs.whole_rows(found.path, Roster.of(found.runs), found.experiment_id, 2)
+    pages = sqlite_runs.whole_rows(found.path, found.runs.roster, found.experiment_id, 2)
     assert len(next(pages)) == 2
     with pytest.raises(ResolveError, match=r"^could not read the runs' tags from .*no longer"):
         next(pages)
@@ -143,11 +156,9 @@ def test_the_runs_share_one_string_per_name_and_repeated_value(store: str) -> No
     client = MlflowClient(store)
     experiment_id = client.get_experiment_by_name("e").experiment_id
     searched = reads.search(client, [experiment_id], "")
-    summaries = sqlite_runs.summaries(store, "e").runs  # the tables' metrics are read so
-    for runs, with_metrics in ((read(store, "e"), summaries), (searched, searched)):
+    for runs in (read(store, "e"), searched):
         first, second = runs[0], runs[1]
         assert next(k for k in first.tags if k == "z") is next(k for k in second.tags if k == "z")
         assert first.params["b"] is second.params["b"]
-        one, other = (next(iter(r.metrics)) for r in with_metrics[:2])
-        assert one is other
         assert first.name is first.tags["mlflow.runName"]  # one object, not two
+    assert next(iter(searched[0].metrics)) is next(iter(searched[1].metrics))
