@@ -1,6 +1,6 @@
-"""explain's search of a store in slices of start time (``tracking.experiment.search``): the same
-runs in the same order as plain paging. A system test: it writes 28 times to a real sqlite store,
-past the unit tier's 5 s on a loaded machine."""
+"""explain's search of a store in slices of start time (``tracking.experiment.search_pages``):
+the same runs in the same order as plain paging. A system test: it writes 28 times to a real
+sqlite store, past the unit tier's 5 s on a loaded machine."""
 
 from __future__ import annotations
 
@@ -28,15 +28,20 @@ def test_a_search_sliced_by_start_time_reads_the_runs_of_one_paged_in_order(
     monkeypatch.setattr(
         client, "search_runs", lambda *a, **k: asked.append(k["filter_string"]) or real(*a, **k)
     )
+
+    def search(where: str, parallel: bool = False) -> list[str]:
+        pages = reads.search_pages(client, [experiment], where, parallel=parallel)
+        return [run.run_id for page in pages for run in page]
+
     for where in ("", "tags.odd = '1'"):
-        paged = [r.run_id for r in reads.search(client, [experiment], where)]
+        paged = search(where)
         asked.clear()
-        sliced = [r.run_id for r in reads.search(client, [experiment], where, parallel=True)]
+        sliced = search(where, parallel=True)
         assert sliced == paged
         assert len(paged) == (14 if not where else 7)
         assert any("start_time >=" in f for f in asked)
         assert all(where in f for f in asked)
     monkeypatch.setattr(reads, "SLICE_RUNS", 2)  # the first page: two runs started at 1000
     asked.clear()
-    assert len(reads.search(client, [experiment], "", parallel=True)) == 14
+    assert len(search("", parallel=True)) == 14
     assert not any("start_time" in f for f in asked)

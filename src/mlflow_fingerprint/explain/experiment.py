@@ -12,8 +12,9 @@ explain, and the report is one line saying so.
 from __future__ import annotations
 
 import re
+from array import array
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -46,19 +47,17 @@ MIN_RUNS = 3
 MAX_CLAUSES = 100
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
 _AND = re.compile(r"\s+and\s+", re.IGNORECASE)
-# Runs whose records are made together where a search gave their rows: the records a page
-# reads for itself are read in parallel, and what it holds by run id is a page's worth.
-READ_PAGE = 1000
 # Shown to a user whose experiment mixes fingerprinted runs with runs that are not.
 ONLY_FINGERPRINTED = f"tags.`{layout.TAG_HASH}` LIKE '%'"
 
 
 def _search(
     mlflow_client: Any, uri: str, experiment_id: str, filter_string: str, progress: Progress
-) -> list[Any]:
-    """The runs ``filter_string`` matches. A filter the store refuses, or cannot evaluate where
-    the same search without it succeeds (a filter of 400 clauses is past what sqlite takes), is
-    a bad --filter, said in one line: not a failure of the store."""
+) -> Iterator[list[reads.StoredRun]]:
+    """The runs ``filter_string`` matches, page by page as the store gives them. A filter the
+    store refuses, or cannot evaluate where the same search without it succeeds (a filter of
+    400 clauses is past what sqlite takes), is a bad --filter, said in one line: not a failure
+    of the store. What the caller does with a page raises as it would anywhere."""
     clauses = len(_AND.split(_QUOTED.sub("''", filter_string))) if filter_string else 0
     if clauses > MAX_CLAUSES:
         raise ExplainError(
@@ -67,19 +66,24 @@ def _search(
             "most, and such a query takes minutes to build)"
         )
     server = uri.startswith(("http://", "https://"))  # its workers answer slices at once
-    try:
-        with tracking.sql_log_off():
-            return reads.search(
-                mlflow_client, [experiment_id], filter_string, parallel=server, progress=progress
-            )
-    except Exception as exc:
-        refused = getattr(exc, "error_code", None) == "INVALID_PARAMETER_VALUE"
-        if filter_string and (refused or _answers(mlflow_client, experiment_id)):
-            raise ExplainError(
-                f"bad --filter {_shown_filter(filter_string)}: {tracking.first_line(exc)}"
-            ) from None
-        with tracking.store_errors(uri):
-            raise
+    pages = reads.search_pages(
+        mlflow_client, [experiment_id], filter_string, parallel=server, progress=progress
+    )
+    while True:
+        try:
+            with tracking.sql_log_off():
+                page = next(pages, None)
+        except Exception as exc:
+            refused = getattr(exc, "error_code", None) == "INVALID_PARAMETER_VALUE"
+            if filter_string and (refused or _answers(mlflow_client, experiment_id)):
+                raise ExplainError(
+                    f"bad --filter {_shown_filter(filter_string)}: {tracking.first_line(exc)}"
+                ) from None
+            with tracking.store_errors(uri):
+                raise
+        if page is None:
+            return
+        yield page
 
 
 def _answers(mlflow_client: Any, experiment_id: str) -> bool:
@@ -214,22 +218,90 @@ def _read(
     own hashes (``replicas``); a run whose record cannot be derived so is read for itself, as
     are runs without the tags.
 
-    Each page is emptied as its records are made: a derived run's row goes once its record is
-    made, so a history's rows and its records are never all held at once, and what a page
-    holds by run (its records by id, the runs its bases stand for) is a page's worth. The
-    records are held as ``Records`` hold them: a few dozen bytes a run.
-    ``total``: the runs of all pages, counted on the progress line page by page."""
+    Each page is emptied as its records are made (:func:`_take`). ``total``: the runs of all
+    pages, counted on the progress line page by page."""
     lending = Lending(RecordCache.beside_spool())
     progress.stage("records", total)
     read = Read(Records(), {})
     for page in pages:
         count = len(page)
-        for run_id, made in _read_page(page, lending, uri, mlflow_client):
-            read.records.add(made.coverage, made.record, made.params)
-            if made.why is not None:
-                read.partial[run_id] = (made.coverage, made.why)
+        _take(read, page, lending, uri, mlflow_client)
         progress.add(count)
     return read
+
+
+def _take(
+    read: Read, page: list[reads.StoredRun], lending: Lending, uri: str, mlflow_client: Any
+) -> None:
+    """The records of a page of runs added to ``read``, the page emptied as they are made: a
+    derived run's row goes once its record is made, so a history's rows and its records are
+    never all held at once, and what a page holds by run (its records by id, the runs its bases
+    stand for) is a page's worth. The records are held as ``Records`` hold them: a few dozen
+    bytes a run."""
+    for run_id, made in _read_page(page, lending, uri, mlflow_client):
+        read.records.add(made.coverage, made.record, made.params)
+        if made.why is not None:
+            read.partial[run_id] = (made.coverage, made.why)
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """What a search's pages leave as they go (:func:`_streamed`): each run's summary, the
+    records of the runs a report may use, and each run's place among those records (-1 where
+    its record is not read: unfinished, or a newer release's)."""
+
+    summaries: RunSummaries
+    read: Read
+    at: array[int]
+    lending: Lending
+
+
+def _streamed(
+    pages: Iterable[list[reads.StoredRun]],
+    include_unfinished: bool,
+    uri: str,
+    mlflow_client: Any,
+) -> Streamed:
+    """A search's runs made into summaries and records page by page as the store gives them,
+    each page's rows dropped once made: a history's rows are never all held (about 1 KB a run
+    through the REST reader). A run a report cannot use whatever the metric (unfinished, a
+    newer release's record) is summarised, and its record not read."""
+    out = Streamed(
+        RunSummaries(), Read(Records(), {}), array("q"), Lending(RecordCache.beside_spool())
+    )
+    newer: dict[str | None, bool] = {}  # a schema tag -> whether a newer release wrote it
+    for page in pages:
+        readable: list[reads.StoredRun] = []
+        for run in page:
+            out.summaries.add_row(run)
+            schema = run.tags.get(layout.TAG_SCHEMA)
+            if schema not in newer:
+                newer[schema] = choice.refused(schema, run.run_id) is not None
+            if (run.status == choice.FINISHED or include_unfinished) and not newer[schema]:
+                out.at.append(len(out.read.records) + len(readable))
+                readable.append(run)
+            else:
+                out.at.append(-1)
+        page.clear()
+        _take(out.read, readable, out.lending, uri, mlflow_client)
+    return out
+
+
+def _used(streamed: Streamed, used: np.ndarray, usable: np.ndarray) -> Read:
+    """The records of the runs at positions ``used`` (``usable``, as a mask): the streamed
+    records themselves where those are every run's."""
+    read = streamed.read
+    places = np.frombuffer(streamed.at, dtype=np.int64)[used]
+    if len(places) == len(read.records):
+        return read
+    roster = streamed.summaries.roster
+    partial = {}
+    if read.partial:
+        for i in np.flatnonzero(usable).tolist():
+            run_id = roster.run_id(i)
+            if run_id in read.partial:
+                partial[run_id] = read.partial[run_id]
+    return Read(read.records.subset(places.tolist()), partial)
 
 
 def _read_page(
@@ -318,8 +390,8 @@ def explain(
 @dataclass(frozen=True)
 class Chosen:
     """The runs a report analyses (their ids and names), with their values of the metric, and
-    what it says beside; and where their rows are read from: a search's rows, else a store's
-    tables."""
+    what it says beside; and their records where a search's pages were made into them as they
+    came, else the store's file their rows are read from."""
 
     asked: Asked
     named: Roster
@@ -327,7 +399,7 @@ class Chosen:
     left: list[LeftOut]
     notes: list[str]
     mlflow_client: Any  # None where the store's tables were read without a reader
-    rows: list[reads.StoredRun] | None  # a search's rows of the runs, in their order
+    read: Read | None  # the records of the runs, made from a search's pages
     tables: Path | None = None  # else the file their rows are read from
 
 
@@ -343,17 +415,17 @@ def explain_with(experiment: str, options: ExplainOptions) -> Explanation:
         return chosen
     asked, named, y, left, notes = chosen.asked, chosen.named, chosen.y, chosen.left, chosen.notes
     # what the report names a run by is all it keeps of a run's summary (the summaries went
-    # with ``_chosen``): a search's whole rows go as their records are made (``_read`` empties
-    # each page), a store's are read by id (``whole_rows``), and the records go once the table
-    # is made from them: nothing but the table reaches the analysis
-    mlflow_client = chosen.mlflow_client
-    if chosen.rows is not None:
-        pages = reads.taken(chosen.rows, READ_PAGE)
-    else:
+    # with ``_chosen``): a search's rows went as their records were made, a store's are read by
+    # id (``whole_rows``), and the records go once the table is made from them: nothing but the
+    # table reaches the analysis
+    read = chosen.read
+    if read is None:
         assert chosen.tables is not None  # the runs came from the store's tables
         pages = sqlite_runs.whole_rows(chosen.tables, named, asked.experiment_id)
+        read = _read(pages, uri, chosen.mlflow_client, progress, len(named))
     del chosen
-    tabled = _tabled(_read(pages, uri, mlflow_client, progress, len(named)))
+    tabled = _tabled(read)
+    del read
     progress.close()
     # values are bounded above, so numpy has nothing to warn of; none of its lines reaches a user
     with np.errstate(all="ignore"):
@@ -369,15 +441,16 @@ def _chosen(
     # rows later, page by page (``sqlite_runs``); otherwise, or where they cannot be read so,
     # the store's reader (MLflow's client, the REST reader), the summaries made from its rows
     direct = None if filter_string else sqlite_runs.summaries(uri, experiment, progress)
-    tables, rows = None, None
+    tables, streamed = None, None
     if direct is not None:
         mlflow_client = None
         experiment_id, runs, tables = direct.experiment_id, direct.runs, direct.path
     else:
         mlflow_client = tracking.reader(uri)
         experiment_id = find_experiment_id(mlflow_client, experiment, uri)
-        rows = _search(mlflow_client, uri, experiment_id, filter_string or "", progress)
-        runs = RunSummaries.of(rows)
+        pages = _search(mlflow_client, uri, experiment_id, filter_string or "", progress)
+        streamed = _streamed(pages, options.include_unfinished, uri, mlflow_client)
+        runs = streamed.summaries
     del direct
     where = f" matching --filter {filter_string!r}" if filter_string else ""
     if not len(runs):
@@ -421,11 +494,11 @@ def _chosen(
     if np.ptp(y) == 0:
         progress.close()
         return _agreed(asked, y, left, notes)
-    picked = None if rows is None else [rows[i] for i in used.tolist()]
-    del rows
+    read = None if streamed is None else _used(streamed, used, usable)
+    del streamed
     # the runs' own roster where every run is used (a copy beside it was 7 MiB at 100,000)
     named = roster if len(used) == len(roster) else roster.picked(used.tolist())
-    return Chosen(asked, named, y, left, notes, mlflow_client, picked, tables)
+    return Chosen(asked, named, y, left, notes, mlflow_client, read, tables)
 
 
 @cache

@@ -117,6 +117,20 @@ class Records(Sequence[Mapping[str, Any]]):
     def __iter__(self) -> Iterator[Mapping[str, Any]]:
         return (self[i] for i in range(len(self)))
 
+    def subset(self, positions: Sequence[int]) -> Records:
+        """The runs at ``positions``, in their order, sharing what these runs share."""
+        out = Records(shared=self.shared, sources=self.sources, _places=self._places)
+        for i in positions:
+            if i in self.odd:
+                out.odd[len(out)] = self.odd[i]
+            out.coverage.append(self.coverage[i])
+            out.params.append(self.params[i])
+            out.source.append(self.source[i])
+            out.seed.append(self.seed[i])
+            out.hashes.extend(self.hashes[i * HASHED : (i + 1) * HASHED])
+            out.derived.append(self.derived[i])
+        return out
+
     def picked(self, positions: Sequence[int]) -> Sequence[Mapping[str, Any]]:
         """The records of the runs at ``positions``, each made as it is read."""
         if isinstance(positions, range) and positions == range(len(self)):

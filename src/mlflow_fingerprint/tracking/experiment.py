@@ -16,6 +16,7 @@ record is simply not there reads as ``None``.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import math
 import sqlite3
@@ -44,6 +45,7 @@ R = TypeVar("R")
 
 SEARCH_PAGE = 1000  # the most one search_runs request returns on every store
 SEARCH_THREADS = 4  # slices of a server's runs read at once: its workers answer in parallel
+SEARCH_AHEAD = 2 * SEARCH_THREADS  # slices read before the caller has taken the ones before
 # Runs in the first page and in each slice of a sliced search: small enough that even a
 # thousand runs are read by several workers at once, large enough that a request's own cost
 # (a few ms) stays small beside its runs'.
@@ -88,44 +90,64 @@ def stored_run(run: Any, held: Held | None = None) -> StoredRun:
     )
 
 
-def search(
+def search_pages(
     mlflow_client: Any,
     experiment_ids: Sequence[str],
     filter_string: str,
     *,
     parallel: bool = False,
     progress: Progress | None = None,
-) -> list[StoredRun]:
+) -> Iterator[list[StoredRun]]:
     """Every active run of the experiments that ``filter_string`` matches, oldest first, in pages
-    of :data:`SEARCH_PAGE`. Raises whatever the store raises (a bad filter, an outage).
+    of :data:`SEARCH_PAGE`, each given as it comes: a caller that makes what it needs of a page
+    and drops it never holds a history's rows. Raises whatever the store raises (a bad filter,
+    an outage) where the page it asked for is read.
 
     ``parallel`` (a server: its workers answer at once) reads a first page of
     :data:`SLICE_RUNS`, then the rest in slices of start time of about as many runs,
     :data:`SEARCH_THREADS` at a time (:func:`_slices`): the same runs in the same order, and no
     deep page, which a store answers with an ever larger ``OFFSET``. Each page becomes
-    :class:`StoredRun` rows as it arrives, the store's objects dropped."""
+    :class:`StoredRun` rows as it arrives, the store's objects dropped; the rows of a page (a
+    slice) share one string per name and repeated value."""
     progress = progress or Progress(False)
     progress.stage("runs")
     first = SLICE_RUNS if parallel else SEARCH_PAGE
     page = _page(mlflow_client, experiment_ids, filter_string, None, first)
-    held = Held()  # shared by every page and the slices' threads
+    held = Held()
     runs = [stored_run(r, held) for r in page]
     progress.add(len(runs))
-    if not page.token:
-        return runs
-    plan = _slices(mlflow_client, experiment_ids, filter_string, page) if parallel else None
+    sliced = parallel and page.token
+    plan = _slices(mlflow_client, experiment_ids, filter_string, page) if sliced else None
     if plan is None:
-        return runs + _paged(
-            mlflow_client, experiment_ids, filter_string, page.token, progress, held
-        )
+        yield runs
+        if page.token:
+            yield from _pages(mlflow_client, experiment_ids, filter_string, page.token, progress)
+        return
     kept, bounds = plan
+    yield runs[:kept]
+    del runs, page
     slices = [_within(filter_string, low, high) for low, high in itertools.pairwise(bounds)]
-    found = pooled(
-        lambda f: _paged(mlflow_client, experiment_ids, f, None, progress, held),
+    yield from _ahead(
+        lambda f: [
+            run for part in _pages(mlflow_client, experiment_ids, f, None, progress) for run in part
+        ],
         slices,
-        SEARCH_THREADS,
     )
-    return runs[:kept] + [run for part in found for run in part]
+
+
+def _ahead(fn: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
+    """``fn`` of each item, in order, :data:`SEARCH_THREADS` at a time, at most
+    :data:`SEARCH_AHEAD` results made before the caller takes them: a caller slower than the
+    store (making records of each page) holds a few slices' rows, not the history's, which a
+    pool's ``map`` would read to the end meanwhile."""
+    with ThreadPoolExecutor(max_workers=SEARCH_THREADS, thread_name_prefix="mfp-read") as pool:
+        pending = collections.deque(pool.submit(fn, x) for x in items[:SEARCH_AHEAD])
+        for x in items[SEARCH_AHEAD:]:
+            done = pending.popleft().result()
+            pending.append(pool.submit(fn, x))
+            yield done
+        while pending:
+            yield pending.popleft().result()
 
 
 def _page(
@@ -144,23 +166,22 @@ def _page(
     )
 
 
-def _paged(
+def _pages(
     mlflow_client: Any,
     experiment_ids: Sequence[str],
     filter_string: str,
     token: str | None,
     progress: Progress,
-    held: Held,
-) -> list[StoredRun]:
+) -> Iterator[list[StoredRun]]:
     """The runs ``filter_string`` matches, page after page from ``token``."""
-    runs: list[StoredRun] = []
+    held = Held()  # the pages of one slice share their strings
     while True:
         page = _page(mlflow_client, experiment_ids, filter_string, token)
-        runs.extend(stored_run(r, held) for r in page)
+        yield [stored_run(r, held) for r in page]
         progress.add(len(page))
         token = page.token
         if not token:
-            return runs
+            return
 
 
 def _within(filter_string: str, low: int, high: int) -> str:
@@ -269,16 +290,6 @@ def share_key(run: StoredRun) -> tuple[str, ...] | None:
         run.tags.get(layout.TAG_SCHEMA, ""),
     )
     return None if not all(key) or "unavailable" in key else key
-
-
-def taken(items: list[T], size: int) -> Iterator[list[T]]:
-    """``items`` ``size`` at a time, each page taken out of ``items`` as it is given: the pages
-    a caller has done with are held by no one (at least one item a page)."""
-    size = max(1, size)
-    while items:
-        page = items[:size]
-        del items[:size]
-        yield page
 
 
 def read_records(

@@ -62,19 +62,15 @@ class RunSummaries:
     schemas: Codes = field(default_factory=Codes)  # None where the run has no schema tag
     metrics: dict[str, Metric] = field(default_factory=dict)
 
-    @classmethod
-    def of(cls, runs: Iterable[StoredRun]) -> RunSummaries:
-        """The summaries of rows read whole (a search's)."""
-        out = cls()
-        for run in runs:
-            out.add(
-                run.run_id,
-                run.name,
-                run.status,
-                run.tags.get(TAG_SCHEMA),
-                ((k, v, run.metric_steps.get(k, NO_STEP)) for k, v in run.metrics.items()),
-            )
-        return out
+    def add_row(self, run: StoredRun) -> None:
+        """The next run, from its row (a search's)."""
+        self.add(
+            run.run_id,
+            run.name,
+            run.status,
+            run.tags.get(TAG_SCHEMA),
+            ((k, v, run.metric_steps.get(k, NO_STEP)) for k, v in run.metrics.items()),
+        )
 
     def add(
         self,

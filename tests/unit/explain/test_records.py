@@ -65,6 +65,10 @@ def test_each_kind_of_record_comes_back_equal_and_in_order(base) -> None:
     assert records[1] is not records[1]  # made as it is read
     assert list(records.picked([5, 1])) == [expected[5], expected[1]]
     assert records.picked(range(len(added))) is records
+    some = records.subset([2, 4, 1])  # the runs a report uses, of those a search gave
+    assert [dict(r) for r in some] == [expected[2], expected[4], expected[1]]
+    assert [some.covered(i) for i in range(3)] == ["full", "tags", "full"]
+    assert some[0]["hashes"]["recipe"] == "short"  # its odd hashes follow it
 
 
 def test_the_runs_share_their_params_bases_and_read_records(base) -> None:

@@ -28,7 +28,9 @@ def test_a_search_s_rows_read_as_columns() -> None:
         stored("b", "FAILED", {"acc": float("nan")}, {"acc": 0}, **{layout.TAG_SCHEMA: "9"}),
         stored("c", "FINISHED", {"loss": 0.25}, {}),  # a reader that gave no step
     ]
-    runs = RunSummaries.of(rows)
+    runs = RunSummaries()
+    for row in rows:
+        runs.add_row(row)
     assert len(runs) == 3
     assert [runs.roster.run_id(i) for i in range(3)] == ["a", "b", "c"]
     assert [runs.status(i) for i in range(3)] == ["FINISHED", "FAILED", "FINISHED"]
