@@ -18,6 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -125,10 +126,16 @@ def refused(schema: str | None, run_id: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=1024)  # a schema tag is a run's text: bounded, however many kinds
+def is_newer(schema: str | None) -> bool:
+    """A run with this schema tag holds a newer release's record (:func:`refused`): judged once
+    for each tag, however many runs carry it."""
+    return refused(schema, "") is not None
+
+
 def newer(summaries: RunSummaries) -> np.ndarray:
-    """The runs whose schema tag names a newer release's record, as a mask (each distinct tag
-    judged once)."""
-    return _where(summaries.schemas, lambda schema: refused(schema, "") is not None)
+    """The runs whose schema tag names a newer release's record, as a mask."""
+    return _where(summaries.schemas, is_newer)
 
 
 def _where(column: Codes, holds: Callable[[str | None], bool]) -> np.ndarray:

@@ -64,10 +64,11 @@ def alike(vectors: Iterable[np.ndarray]) -> list[list[int]]:
 CODE = np.int32
 
 
-def encode(texts: Sequence[object]) -> tuple[np.ndarray, tuple[str, ...]]:
-    """Level codes in order of first appearance, and each code's value."""
+def encode(texts: Iterable[object], count: int = -1) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Level codes in order of first appearance, and each code's value; ``count``: how many
+    texts there are, where known (a column is made from its values as they are written)."""
     index: dict[object, int] = {}
-    codes = np.fromiter((index.setdefault(t, len(index)) for t in texts), CODE, len(texts))
+    codes = np.fromiter((index.setdefault(t, len(index)) for t in texts), CODE, count)
     return codes, tuple(str(t) for t in index)
 
 

@@ -253,7 +253,6 @@ class Streamed:
     summaries: RunSummaries
     read: Read
     at: array[int]
-    lending: Lending
 
 
 def _streamed(
@@ -266,24 +265,20 @@ def _streamed(
     each page's rows dropped once made: a history's rows are never all held (about 1 KB a run
     through the REST reader). A run a report cannot use whatever the metric (unfinished, a
     newer release's record) is summarised, and its record not read."""
-    out = Streamed(
-        RunSummaries(), Read(Records(), {}), array("q"), Lending(RecordCache.beside_spool())
-    )
-    newer: dict[str | None, bool] = {}  # a schema tag -> whether a newer release wrote it
+    out = Streamed(RunSummaries(), Read(Records(), {}), array("q"))
+    lending = Lending(RecordCache.beside_spool())
     for page in pages:
         readable: list[reads.StoredRun] = []
         for run in page:
             out.summaries.add_row(run)
-            schema = run.tags.get(layout.TAG_SCHEMA)
-            if schema not in newer:
-                newer[schema] = choice.refused(schema, run.run_id) is not None
-            if (run.status == choice.FINISHED or include_unfinished) and not newer[schema]:
+            finished = run.status == choice.FINISHED or include_unfinished
+            if finished and not choice.is_newer(run.tags.get(layout.TAG_SCHEMA)):
                 out.at.append(len(out.read.records) + len(readable))
                 readable.append(run)
             else:
                 out.at.append(-1)
         page.clear()
-        _take(out.read, readable, out.lending, uri, mlflow_client)
+        _take(out.read, readable, lending, uri, mlflow_client)
     return out
 
 

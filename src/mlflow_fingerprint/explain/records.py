@@ -127,7 +127,7 @@ class Records(Sequence[Mapping[str, Any]]):
             out.params.append(self.params[i])
             out.source.append(self.source[i])
             out.seed.append(self.seed[i])
-            out.hashes.extend(self.hashes[i * HASHED : (i + 1) * HASHED])
+            out.hashes.extend(self._hashes(i))
             out.derived.append(self.derived[i])
         return out
 

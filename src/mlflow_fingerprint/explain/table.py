@@ -19,8 +19,6 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from ..compare.fields import NOT_FIELDS, FieldChange, leaf_paths, same_value, varying
 from ..compare.partial import summary_record
 from ..compare.ranking import TIER
@@ -30,7 +28,7 @@ from ..model.fingerprint import is_unavailable
 from ..model.hashing import VOLATILE
 from ..model.missing import MISSING
 from ..model.vocabulary import COVERAGES, Coverage, Effect
-from .design import CODE, Column
+from .design import Column, encode
 from .groups import is_seed_field, replicate_key
 from .records import Records
 from .stand_ins import varying_records
@@ -68,20 +66,19 @@ def text(value: Any) -> str:
 
 
 def _column(path: str, values: Sequence[Any]) -> Column:
-    """The field's value in each run as level codes (in order of first appearance, as
-    ``design.encode`` numbers texts), each distinct value object written as text once
-    (replicates share theirs). A code is 4 bytes a run, where a text was an 8-byte reference
-    in a tuple held from the table to the report (16 fields of 100,000 runs: 12 MiB)."""
-    by_object: dict[int, int] = {}  # the values are held by ``values``: no id is reused
-    levels: dict[str, int] = {}
+    """The field's value in each run as level codes (``design.encode``), each distinct value
+    object written as text once (replicates share theirs). A code is 4 bytes a run, where a
+    text was an 8-byte reference in a tuple held from the table to the report (16 fields of
+    100,000 runs: 12 MiB)."""
+    written: dict[int, str] = {}  # the values are held by ``values``: no id is reused
 
-    def code(value: Any) -> int:
-        found = by_object.get(id(value))
-        if found is None:
-            found = by_object[id(value)] = levels.setdefault(text(value), len(levels))
-        return found
+    def as_text(value: Any) -> str:
+        shown = written.get(id(value))
+        if shown is None:
+            shown = written[id(value)] = text(value)
+        return shown
 
-    return Column(path, np.fromiter(map(code, values), CODE, len(values)), tuple(levels))
+    return Column(path, *encode(map(as_text, values), len(values)))
 
 
 def _is_volatile(path: str) -> bool:
