@@ -33,7 +33,7 @@ from ..tracking import sqlite_runs
 from ..tracking import store as tracking
 from ..tracking.progress import Progress
 from ..tracking.record_cache import RecordCache
-from ..tracking.roster import Roster
+from ..tracking.roster import Roster, RunIds
 from ..tracking.summaries import RunSummaries
 from . import choice, replicas
 from .analysis import analyse
@@ -598,7 +598,7 @@ def _explained(
         groups.append(
             Group(
                 group_ids[int(g)],
-                tuple(map(used.run_id, members.tolist())),
+                RunIds.of(used, members.tolist()),
                 float(y[members].mean()),
                 float(np.std(y[members], ddof=1)),
             )

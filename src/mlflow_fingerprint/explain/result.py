@@ -10,7 +10,7 @@ a JSON document cannot hold (NaN, infinity) is ``null``.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -181,7 +181,7 @@ class Group:
     """A replicate group: runs equal in everything but their seeds."""
 
     id: str
-    runs: tuple[str, ...]
+    runs: Sequence[str]  # a tuple, or the roster's ``RunIds`` (tracking/roster.py)
     mean: float
     sd: float | None
 
@@ -221,21 +221,30 @@ class Explanation:
     def undecided(self) -> tuple[Factor, ...]:
         return tuple(f for f in self.factors if f.verdict == "undecided")
 
+    def parts(self) -> Iterator[tuple[str, Any]]:
+        """:meth:`to_dict`'s keys in order, each with its value; a list of factors, outliers,
+        runs left out or groups comes as an iterator of its items' dicts, made as they are
+        read. Why: a report of 100,000 runs lists every run in its group and its value under
+        each factor, and the whole dict of it was about 13 MiB at once, held beside the
+        report it was made from (``present.explain.pieces`` writes it part by part)."""
+        yield "experiment", {"name": self.experiment, "id": self.experiment_id}
+        yield "metric", self.metric
+        yield "at", self.at
+        yield "runs", self.runs
+        yield "mean", _num(self.mean, 8)
+        yield "sd", _num(self.sd)
+        yield "noise", self.noise.to_dict()
+        yield "factors", (f.to_dict() for f in self.factors)
+        yield "ruled_out", list(self.ruled_out)
+        yield "outliers", (o.to_dict() for o in self.outliers)
+        yield "missing", self.missing.to_dict()
+        yield "separate_by", [s.to_dict() for s in self.separate_by]
+        yield "left_out", (x.to_dict() for x in self.left_out)
+        yield "groups", (g.to_dict() for g in self.groups)
+        yield "notes", list(self.notes)
+
     def to_dict(self) -> dict[str, Any]:
         return {
-            "experiment": {"name": self.experiment, "id": self.experiment_id},
-            "metric": self.metric,
-            "at": self.at,
-            "runs": self.runs,
-            "mean": _num(self.mean, 8),
-            "sd": _num(self.sd),
-            "noise": self.noise.to_dict(),
-            "factors": [f.to_dict() for f in self.factors],
-            "ruled_out": list(self.ruled_out),
-            "outliers": [o.to_dict() for o in self.outliers],
-            "missing": self.missing.to_dict(),
-            "separate_by": [s.to_dict() for s in self.separate_by],
-            "left_out": [x.to_dict() for x in self.left_out],
-            "groups": [g.to_dict() for g in self.groups],
-            "notes": list(self.notes),
+            key: list(value) if isinstance(value, Iterator) else value
+            for key, value in self.parts()
         }

@@ -10,8 +10,9 @@ bytes a run.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 _ENCODING = "utf-8"
 _ERRORS = "surrogatepass"  # any str MLflow hands over comes back as it was
@@ -80,3 +81,42 @@ class Roster:
 
     def name(self, i: int) -> str | None:
         return self.names[i]
+
+
+@dataclass(frozen=True, eq=False)
+class RunIds(Sequence[str]):
+    """Some runs' ids, read from their roster when asked: what a report lists of each replicate
+    group. Why: every run of a history is in one group or another, and an id as a string of its
+    own was about 90 bytes a run (9 MiB of a 100,000-run report) where its place is 4 bytes."""
+
+    roster: Roster
+    places: array[int]  # each run's place in the roster, in order
+
+    @classmethod
+    def of(cls, roster: Roster, places: Iterable[int]) -> RunIds:
+        return cls(roster, array("i", places))
+
+    def __len__(self) -> int:
+        return len(self.places)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> RunIds: ...
+    def __getitem__(self, i: int | slice) -> str | RunIds:
+        if isinstance(i, slice):
+            return RunIds(self.roster, self.places[i])
+        return self.roster.run_id(self.places[i])
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to any sequence of the same ids in the same order, a tuple of them included,
+        as the tuple it stands for would be."""
+        if isinstance(other, str) or not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"RunIds({list(self)!r})"
