@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from .errors import FingerprintWarning
 from .limits import check_seconds, check_step
@@ -161,20 +161,40 @@ def _diff(text: str) -> tuple[DiffMode, int]:
 _WARNED: set[tuple[str, str]] = set()
 
 
+def _first_said(name: str, text: str, problem: Exception, default: object) -> str | None:
+    """The warning for ``name=text``, unless this process has said it already (then marked)."""
+    if (name, text) in _WARNED:
+        return None
+    _WARNED.add((name, text))
+    return f"mlflow-fingerprint: {name}={text!r} is not valid ({problem}); using {default!r}"
+
+
 @lru_cache(maxsize=64)
 def _parsed(name: str, text: str, parse: Callable[[str], T], default: T) -> T:
     """``parse(text)``, else ``default`` with one warning (cached: once per name and text)."""
     try:
         return parse(text)
     except (TypeError, ValueError) as exc:
-        if (name, text) not in _WARNED:
-            _WARNED.add((name, text))
-            warnings.warn(
-                f"mlflow-fingerprint: {name}={text!r} is not valid ({exc}); using {default!r}",
-                FingerprintWarning,
-                stacklevel=4,
-            )
+        message = _first_said(name, text, exc, default)
+        if message is not None:
+            warnings.warn(message, FingerprintWarning, stacklevel=4)
         return default
+
+
+def _variables(base: Settings) -> tuple[tuple[str, Callable[[str], Any], Any], ...]:
+    """Each variable: its name, its parser and its default (``base``'s value)."""
+    return (
+        (PROBE_TIMEOUT, _seconds, base.probe_timeout_s),
+        (GATHER_TIMEOUT, _seconds, base.gather_timeout_s),
+        (GIT_DIFF, _diff, (base.git_diff, base.git_diff_cap_bytes)),
+        (DISABLE, _flag, base.disabled),
+        (QUIET, _flag, base.quiet),
+        (REQUEST_TIMEOUT, _seconds, base.request_timeout_s),
+        (WATCH_STEPS, _steps, base.watch_steps),
+        (NOT_SECRET, _values, base.not_secret),
+        (DRAWS_PROBE, _flag, base.draws_probe),
+        (DESCRIBE, _flag, base.describe),
+    )
 
 
 def _read(env: Mapping[str, str], name: str, parse: Callable[[str], T], default: T) -> T:
@@ -185,18 +205,42 @@ def _read(env: Mapping[str, str], name: str, parse: Callable[[str], T], default:
 def settings(environ: Mapping[str, str] | None = None) -> Settings:
     """The tuning variables of ``environ`` (default: ``os.environ``), each valid or defaulted."""
     env = os.environ if environ is None else environ
-    base = Settings()
-    mode, cap = _read(env, GIT_DIFF, _diff, (base.git_diff, base.git_diff_cap_bytes))
+    read: dict[str, Any] = {}
+    for name, parse, default in _variables(Settings()):  # a loop: the warning's stacklevel
+        read[name] = _read(env, name, parse, default)
+    mode, cap = read[GIT_DIFF]
     return Settings(
-        probe_timeout_s=_read(env, PROBE_TIMEOUT, _seconds, base.probe_timeout_s),
-        gather_timeout_s=_read(env, GATHER_TIMEOUT, _seconds, base.gather_timeout_s),
+        probe_timeout_s=read[PROBE_TIMEOUT],
+        gather_timeout_s=read[GATHER_TIMEOUT],
         git_diff=mode,
         git_diff_cap_bytes=cap,
-        disabled=_read(env, DISABLE, _flag, base.disabled),
-        quiet=_read(env, QUIET, _flag, base.quiet),
-        request_timeout_s=_read(env, REQUEST_TIMEOUT, _seconds, base.request_timeout_s),
-        watch_steps=_read(env, WATCH_STEPS, _steps, base.watch_steps),
-        not_secret=_read(env, NOT_SECRET, _values, base.not_secret),
-        draws_probe=_read(env, DRAWS_PROBE, _flag, base.draws_probe),
-        describe=_read(env, DESCRIBE, _flag, base.describe),
+        disabled=read[DISABLE],
+        quiet=read[QUIET],
+        request_timeout_s=read[REQUEST_TIMEOUT],
+        watch_steps=read[WATCH_STEPS],
+        not_secret=read[NOT_SECRET],
+        draws_probe=read[DRAWS_PROBE],
+        describe=read[DESCRIBE],
     )
+
+
+def unsaid_warnings(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The warning of each invalid variable of ``environ`` that this process has not said yet,
+    each marked as said, so that ``settings()`` will not warn about it again: for a caller that
+    says them its own way. The CLI prints them before anything reads the settings, rather than
+    through ``warnings.showwarning``: that hook is one for the whole process, and another
+    thread's ``catch_warnings`` (a library's, leaving) puts back the hook it found, so that a
+    warning shown meanwhile went to Python's two lines, or to a caller's record, instead."""
+    env = os.environ if environ is None else environ
+    said = []
+    for name, parse, default in _variables(Settings()):
+        text = env.get(name)
+        if text is None:
+            continue
+        try:
+            parse(text)
+        except (TypeError, ValueError) as exc:
+            message = _first_said(name, text, exc, default)
+            if message is not None:
+                said.append(message)
+    return tuple(said)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import uuid
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +21,7 @@ from mlflow_fingerprint.settings import (
     env_cache_root,
     settings,
     spool_root,
+    unsaid_warnings,
 )
 
 
@@ -67,6 +69,30 @@ def test_a_bad_value_falls_back_with_one_warning(name: str, text: str) -> None:
     assert len(messages) == 1, messages
     assert name in messages[0]
     assert repr(text) in messages[0]
+
+
+def test_warnings_taken_to_be_said_elsewhere_are_not_warned_again() -> None:
+    """The CLI says a bad value its own way before reading the settings: each once, each
+    variable's, and ``settings()`` then falls back without a warning of its own."""
+    bad = {
+        "MLFLOW_FINGERPRINT_REQUEST_TIMEOUT": f"abc-{uuid.uuid4().hex[:8]}",
+        "MLFLOW_FINGERPRINT_DESCRIBE": f"maybe-{uuid.uuid4().hex[:8]}",
+        "MLFLOW_FINGERPRINT_GIT_DIFF": "off",
+    }
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        said = unsaid_warnings(bad)
+        again = unsaid_warnings(bad)
+        read = settings(bad)
+    assert [m.split("=")[0] for m in said] == [
+        "mlflow-fingerprint: MLFLOW_FINGERPRINT_REQUEST_TIMEOUT",
+        "mlflow-fingerprint: MLFLOW_FINGERPRINT_DESCRIBE",
+    ], said
+    assert repr(bad["MLFLOW_FINGERPRINT_DESCRIBE"]) in said[1]
+    assert said[0].endswith("; using 5.0"), said
+    assert again == ()
+    assert caught == []
+    assert read == Settings(git_diff="off", git_diff_cap_bytes=0)
 
 
 VARIABLE = re.compile(r"MLFLOW_FINGERPRINT_[A-Z0-9_]*")

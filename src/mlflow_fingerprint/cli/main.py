@@ -302,10 +302,15 @@ def check_numbers(args: argparse.Namespace) -> None:
 
 @contextlib.contextmanager
 def _one_line_warnings(command: str) -> Iterator[None]:
-    """The package's own warnings (a bad ``MLFLOW_FINGERPRINT_*`` value) as one line each, like
-    its errors: Python's format adds the source line that happened to read the value."""
+    """The package's own warnings as one line each, like its errors: Python's format adds the
+    source line that happened to warn. A bad ``MLFLOW_FINGERPRINT_*`` value is said first,
+    before anything reads the settings: not through the hook below, which another thread's
+    ``catch_warnings`` may put back to Python's while the command runs."""
     from ..errors import FingerprintWarning
+    from ..settings import unsaid_warnings
 
+    for message in unsaid_warnings():
+        _say_warning(command, message, sys.stderr)
     with warnings.catch_warnings():
         shown = warnings.showwarning
 
@@ -320,16 +325,20 @@ def _one_line_warnings(command: str) -> Iterator[None]:
             if not issubclass(category, FingerprintWarning):
                 shown(message, category, filename, lineno, file, line)
                 return
-            from ..present.escape import one_line
-            from ..redact import redact_text
-
-            # Not the environment's secrets: reading them reads the settings, whose warning
-            # this may be (it would be shown again, from inside its own showing).
-            text = redact_text(str(message)).removeprefix("mlflow-fingerprint: ")
-            print(f"fingerprint {command}: warning: {one_line(text)}", file=file or sys.stderr)
+            _say_warning(command, str(message), file or sys.stderr)
 
         warnings.showwarning = show
         yield
+
+
+def _say_warning(command: str, message: str, file: TextIO) -> None:
+    """One line, redacted. Not with the environment's secrets: reading them reads the settings,
+    whose warning this may be (it would be said again, from inside its own saying)."""
+    from ..present.escape import one_line
+    from ..redact import redact_text
+
+    text = redact_text(message).removeprefix("mlflow-fingerprint: ")
+    print(f"fingerprint {command}: warning: {one_line(text)}", file=file)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -339,8 +348,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_BAD_INPUT
     module_name, func_name = HANDLERS[args.command].split(":")
-    # Entered before anything runs: the error path reads the settings too (its redaction), and
-    # may be the first to find one of them invalid.
     with _one_line_warnings(args.command):
         return _run(args, module_name, func_name)
 
