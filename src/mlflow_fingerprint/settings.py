@@ -161,24 +161,26 @@ def _diff(text: str) -> tuple[DiffMode, int]:
 _WARNED: set[tuple[str, str]] = set()
 
 
-def _first_said(name: str, text: str, problem: Exception, default: object) -> str | None:
-    """The warning for ``name=text``, unless this process has said it already (then marked)."""
-    if (name, text) in _WARNED:
-        return None
-    _WARNED.add((name, text))
-    return f"mlflow-fingerprint: {name}={text!r} is not valid ({problem}); using {default!r}"
+def _attempt(name: str, text: str, parse: Callable[[str], T], default: T) -> tuple[T, str | None]:
+    """``parse(text)``, else ``default`` with its warning, unless this process has said that
+    warning already (marked here, before anyone shows it)."""
+    try:
+        return parse(text), None
+    except (TypeError, ValueError) as exc:
+        if (name, text) in _WARNED:
+            return default, None
+        _WARNED.add((name, text))
+        said = f"mlflow-fingerprint: {name}={text!r} is not valid ({exc}); using {default!r}"
+        return default, said
 
 
 @lru_cache(maxsize=64)
 def _parsed(name: str, text: str, parse: Callable[[str], T], default: T) -> T:
     """``parse(text)``, else ``default`` with one warning (cached: once per name and text)."""
-    try:
-        return parse(text)
-    except (TypeError, ValueError) as exc:
-        message = _first_said(name, text, exc, default)
-        if message is not None:
-            warnings.warn(message, FingerprintWarning, stacklevel=4)
-        return default
+    value, message = _attempt(name, text, parse, default)
+    if message is not None:
+        warnings.warn(message, FingerprintWarning, stacklevel=4)
+    return value
 
 
 def _variables(base: Settings) -> tuple[tuple[str, Callable[[str], Any], Any], ...]:
@@ -235,12 +237,7 @@ def unsaid_warnings(environ: Mapping[str, str] | None = None) -> tuple[str, ...]
     said = []
     for name, parse, default in _variables(Settings()):
         text = env.get(name)
-        if text is None:
-            continue
-        try:
-            parse(text)
-        except (TypeError, ValueError) as exc:
-            message = _first_said(name, text, exc, default)
-            if message is not None:
-                said.append(message)
+        message = None if text is None else _attempt(name, text, parse, default)[1]
+        if message is not None:
+            said.append(message)
     return tuple(said)
