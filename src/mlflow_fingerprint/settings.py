@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import json
 import os
-import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from .errors import FingerprintWarning
+from .errors import warn
 from .limits import check_seconds, check_step
 
 PROBE_TIMEOUT = "MLFLOW_FINGERPRINT_PROBE_TIMEOUT"
@@ -179,7 +178,7 @@ def _parsed(name: str, text: str, parse: Callable[[str], T], default: T) -> T:
     """``parse(text)``, else ``default`` with one warning (cached: once per name and text)."""
     value, message = _attempt(name, text, parse, default)
     if message is not None:
-        warnings.warn(message, FingerprintWarning, stacklevel=4)
+        warn(message)  # on the caller's line outside the package, however deep the read
     return value
 
 
@@ -207,9 +206,9 @@ def _read(env: Mapping[str, str], name: str, parse: Callable[[str], T], default:
 def settings(environ: Mapping[str, str] | None = None) -> Settings:
     """The tuning variables of ``environ`` (default: ``os.environ``), each valid or defaulted."""
     env = os.environ if environ is None else environ
-    read: dict[str, Any] = {}
-    for name, parse, default in _variables(Settings()):  # a loop: the warning's stacklevel
-        read[name] = _read(env, name, parse, default)
+    read = {
+        name: _read(env, name, parse, default) for name, parse, default in _variables(Settings())
+    }
     mode, cap = read[GIT_DIFF]
     return Settings(
         probe_timeout_s=read[PROBE_TIMEOUT],

@@ -71,6 +71,22 @@ def test_a_bad_value_falls_back_with_one_warning(name: str, text: str) -> None:
     assert repr(text) in messages[0]
 
 
+def test_a_bad_value_is_warned_on_the_line_outside_the_package_that_read_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Read by the package on a user's behalf (here the redactor's look at the environment),
+    the warning names the user's line, not the package's line that read the settings: filters
+    meant for MLflow's warnings (``module="mlflow"``) would silence one of ours."""
+    from mlflow_fingerprint.redact import secret_env_values
+
+    monkeypatch.setenv("MLFLOW_FINGERPRINT_QUIET", f"perhaps-{uuid.uuid4().hex[:8]}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        secret_env_values()
+    [warned] = [w for w in caught if w.category is FingerprintWarning]
+    assert warned.filename == __file__
+
+
 def test_warnings_taken_to_be_said_elsewhere_are_not_warned_again() -> None:
     """The CLI says a bad value its own way before reading the settings: each once, each
     variable's, and ``settings()`` then falls back without a warning of its own."""
