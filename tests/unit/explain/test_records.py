@@ -4,7 +4,6 @@ bytes, not a record object."""
 
 from __future__ import annotations
 
-import tracemalloc
 from typing import Any
 
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from mlflow_fingerprint.explain import replicas
 from mlflow_fingerprint.explain.records import Records
 from mlflow_fingerprint.tracking.tags import fingerprint_tags
+from support.memory import held_alone
 from support.records import cpu_record, edit, seeded
 
 
@@ -97,14 +97,9 @@ def test_a_replicate_costs_a_few_dozen_bytes(base) -> None:
         for seed in range(runs)
     )
     records = Records()
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
+    with held_alone() as held:
         for record in replicates:
             records.add("full", record, params)
-        held = tracemalloc.get_traced_memory()[0] - before
-    finally:
-        tracemalloc.stop()
-    assert held / runs < 60, held / runs
+    assert held.bytes / runs < 60, held.bytes / runs
     assert records[runs - 1].seed == runs - 1
     assert records[runs - 1]["hashes"]["recipe"] == f"{runs - 1:016x}"

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mlflow_fingerprint.tracking.roster import Roster, RunIds, Texts
+from support.memory import held_alone
 
 
 def roster_of(runs: list[tuple[str, str | None]]) -> Roster:
@@ -45,17 +46,10 @@ def test_a_roster_names_each_run_by_its_place() -> None:
 def test_a_run_costs_its_text_not_an_object() -> None:
     """About 60 bytes a run where a string per id and name (and the object that held them)
     were about 210."""
-    import tracemalloc
-
     runs = [(f"{i:032x}", f"name-{i}") for i in range(10_000)]
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
+    with held_alone() as held:
         roster = roster_of(runs)
-        held = tracemalloc.get_traced_memory()[0] - before
-    finally:
-        tracemalloc.stop()
-    assert held < 70 * len(runs), held / len(runs)
+    assert held.bytes < 70 * len(runs), held.bytes / len(runs)
     assert roster.run_id(9_999) == f"{9_999:032x}"
 
 
@@ -79,14 +73,7 @@ def test_run_ids_read_from_the_roster_stand_for_their_tuple() -> None:
 
 def test_run_ids_cost_their_places_not_their_strings() -> None:
     """4 bytes a run, where a string an id in a tuple was about 90."""
-    import tracemalloc
-
     roster = roster_of([(f"{i:032x}", None) for i in range(10_000)])
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
+    with held_alone() as held:
         ids = RunIds.of(roster, range(10_000))
-        held = tracemalloc.get_traced_memory()[0] - before
-    finally:
-        tracemalloc.stop()
-    assert held < 5 * len(ids), held / len(ids)
+    assert held.bytes < 5 * len(ids), held.bytes / len(ids)

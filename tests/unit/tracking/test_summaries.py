@@ -5,12 +5,12 @@ a row object a run."""
 from __future__ import annotations
 
 import math
-import tracemalloc
 from types import MappingProxyType
 
 from mlflow_fingerprint import layout
 from mlflow_fingerprint.tracking.experiment import StoredRun
 from mlflow_fingerprint.tracking.summaries import RunSummaries
+from support.memory import held_alone
 
 NONE = MappingProxyType({})
 
@@ -47,14 +47,9 @@ def test_a_run_costs_its_codes_and_its_metrics_not_an_object() -> None:
     """About 400 bytes a run as a ``StoredRun`` with a mapping of its metrics; here its id and
     name, two codes and 20 bytes a metric."""
     runs = RunSummaries()
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
+    with held_alone() as held:
         for i in range(20_000):
             metrics = (("val_loss", i / 7, 0), ("loss", i / 3, 99))
             runs.add(f"{i:032x}", f"run-{i}", "FINISHED", "1", metrics)
-        held = tracemalloc.get_traced_memory()[0] - before
-    finally:
-        tracemalloc.stop()
-    assert held / len(runs) < 140, held / len(runs)
+    assert held.bytes / len(runs) < 140, held.bytes / len(runs)
     assert runs.metrics["loss"].values[19_999] == 19_999 / 3
